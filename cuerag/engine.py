@@ -1,0 +1,206 @@
+"""The engine's front door: corpora, indexing and retrieval over one store and one set of models.
+
+`CueRag` owns the models, the store and one graph snapshot per corpus. A query takes the current
+snapshot and works on it alone; an index run builds the next snapshot and swaps it in when done,
+so every query sees one state of the graph. Index runs on one corpus are serialised: a second
+writer is refused with a clear error instead of waiting.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ValidationError
+
+from cuerag.config import QIterParams, Settings
+from cuerag.documents import Document, check_documents, dedupe_documents, load_paths
+from cuerag.errors import CorpusNotFoundError, CueRagError, InvalidNameError, ParameterError, StoreError
+from cuerag.graph import KINDS, Graph, collection_name, corpus_of_collection, load_graph
+from cuerag.index import Indexer, IndexReport, Progress
+from cuerag.models import Models, load_models
+from cuerag.retrieval import RetrievalResult, Retriever
+from cuerag.scoring import make_scorer
+from cuerag.store import VectorStore, open_store
+from cuerag.text import TextTools
+
+log = logging.getLogger(__name__)
+
+_CORPUS_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+
+
+class CorpusInfo(BaseModel):
+    name: str
+    documents: int
+    chunks: int
+    units: int
+    entities: int
+
+
+def validate_corpus_name(name: str) -> str:
+    if not _CORPUS_NAME.match(name):
+        raise InvalidNameError(
+            f"invalid corpus name {name!r}: use 1-64 letters, digits, '-' or '_', starting with a letter or digit"
+        )
+    return name
+
+
+def make_params(**overrides: object) -> QIterParams:
+    """QIterParams from loose values, with range errors turned into ParameterError."""
+    try:
+        return QIterParams(**{k: v for k, v in overrides.items() if v is not None})  # type: ignore[arg-type]
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']} (got {e.get('input')!r})" for e in exc.errors()
+        )
+        raise ParameterError(f"invalid retrieval parameters: {problems}") from exc
+
+
+class CueRag:
+    """One engine: models loaded once, a store, and a graph snapshot per corpus."""
+
+    def __init__(
+        self, settings: Settings | None = None, *, models: Models | None = None, store: VectorStore | None = None
+    ) -> None:
+        self.settings = settings or Settings()
+        self.models = models or load_models(self.settings)
+        self.store = store or open_store(self.settings)
+        self.text = TextTools()
+        self._graphs: dict[str, Graph] = {}
+        self._graph_lock = threading.Lock()
+        self._writers: dict[str, threading.Lock] = {}
+
+    # -- corpora --
+
+    def corpora(self) -> list[str]:
+        return sorted(c for name in self.store.list_collections() if (c := corpus_of_collection(name)))
+
+    def require_corpus(self, corpus: str) -> str:
+        validate_corpus_name(corpus)
+        if not self.store.has_collection(collection_name(corpus, "chunks")):
+            raise CorpusNotFoundError(corpus, self.corpora())
+        return corpus
+
+    def graph(self, corpus: str) -> Graph:
+        """The corpus's current snapshot, built from the store on first use."""
+        self.require_corpus(corpus)
+        with self._graph_lock:
+            graph = self._graphs.get(corpus)
+        if graph is None:
+            self._check_dim(corpus)
+            graph = load_graph(self.store, corpus, dim=self.models.embedder.dim)
+            with self._graph_lock:
+                graph = self._graphs.setdefault(corpus, graph)
+        return graph
+
+    def info(self, corpus: str) -> CorpusInfo:
+        sizes = self.graph(corpus).sizes
+        return CorpusInfo(
+            name=corpus,
+            documents=sizes["documents"],
+            chunks=sizes["chunks"],
+            units=sizes["units"],
+            entities=sizes["entities"],
+        )
+
+    def drop_corpus(self, corpus: str) -> None:
+        self.require_corpus(corpus)
+        with self._writer(corpus):
+            for kind in KINDS:
+                name = collection_name(corpus, kind)
+                if self.store.has_collection(name):
+                    self.store.drop_collection(name)
+            with self._graph_lock:
+                self._graphs.pop(corpus, None)
+
+    def _check_dim(self, corpus: str) -> None:
+        dim = self.store.collection_dim(collection_name(corpus, "chunks"))
+        if dim != self.models.embedder.dim:
+            raise StoreError(
+                f"corpus {corpus!r} was indexed with {dim}-dimensional vectors but the embedder "
+                f"{self.models.embedder.name!r} gives {self.models.embedder.dim}; use the embedder it was "
+                "built with, or index it again into a new corpus"
+            )
+
+    # -- indexing --
+
+    def _writer(self, corpus: str) -> _WriterGuard:
+        with self._graph_lock:
+            lock = self._writers.setdefault(corpus, threading.Lock())
+        return _WriterGuard(lock, corpus)
+
+    def index_documents(
+        self, corpus: str, documents: Sequence[Document], *, progress: Progress | None = None
+    ) -> IndexReport:
+        """Add documents to a corpus (created if new). Unchanged documents cost nothing."""
+        validate_corpus_name(corpus)
+        docs = check_documents(dedupe_documents(documents))
+        with self._writer(corpus):
+            dim = self.models.embedder.dim
+            for kind in KINDS:
+                self.store.create_collection(collection_name(corpus, kind), dim)
+            graph = self.graph(corpus)
+            indexer = Indexer(settings=self.settings, models=self.models, text=self.text, store=self.store)
+            report = indexer.run(corpus, docs, graph, progress=progress)
+            fresh = load_graph(self.store, corpus, dim=dim)
+            with self._graph_lock:
+                self._graphs[corpus] = fresh
+            report.totals = fresh.sizes
+        log.info("indexed %s: %s", corpus, report.model_dump(exclude={"totals", "stage_seconds"}))
+        return report
+
+    def index_paths(
+        self, corpus: str, paths: Sequence[str | Path], *, progress: Progress | None = None
+    ) -> IndexReport:
+        """Read and validate every file first, then index; a bad file stops the run before any write."""
+        validate_corpus_name(corpus)
+        return self.index_documents(corpus, load_paths(paths), progress=progress)
+
+    # -- retrieval --
+
+    def retriever(self, corpus: str) -> Retriever:
+        graph = self.graph(corpus)
+        scorer = make_scorer(graph, self.models.reranker)
+        return Retriever(corpus=corpus, graph=graph, store=self.store, models=self.models, scorer=scorer)
+
+    def query(
+        self,
+        corpus: str,
+        question: str,
+        *,
+        params: QIterParams | None = None,
+        method: Literal["qiter", "dense"] = "qiter",
+    ) -> RetrievalResult:
+        if not question.strip():
+            raise ParameterError("the query is empty; pass a question")
+        params = params or QIterParams()
+        retriever = self.retriever(corpus)
+        if method == "dense":
+            return retriever.dense(question, params.top_n)
+        if method != "qiter":
+            raise ParameterError(f"unknown method {method!r}; use 'qiter' or 'dense'")
+        return retriever.q_iter(question, params)
+
+    def close(self) -> None:
+        self.store.close()
+
+
+class _WriterGuard:
+    """Holds a corpus's writer lock, refusing at once when another run holds it."""
+
+    def __init__(self, lock: threading.Lock, corpus: str) -> None:
+        self._lock = lock
+        self._corpus = corpus
+
+    def __enter__(self) -> None:
+        if not self._lock.acquire(blocking=False):
+            raise CueRagError(
+                f"corpus {self._corpus!r} is being written by another index run; wait for it to finish"
+            )
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()

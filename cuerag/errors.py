@@ -1,0 +1,38 @@
+"""Domain errors. Each message says what was wrong and what to do instead; the CLI and the MCP
+tools show it as is."""
+
+from __future__ import annotations
+
+
+class CueRagError(Exception):
+    """Base class of every error the engine raises on purpose."""
+
+
+class InputError(CueRagError):
+    """A document, file or path that cannot be indexed (missing, empty, binary, malformed)."""
+
+
+class CorpusNotFoundError(CueRagError):
+    """The named corpus does not exist."""
+
+    def __init__(self, name: str, available: list[str]) -> None:
+        listed = ", ".join(sorted(available)) if available else "none yet (index one first)"
+        super().__init__(f"unknown corpus {name!r}; corpora that exist: {listed}")
+        self.name = name
+        self.available = available
+
+
+class InvalidNameError(CueRagError):
+    """A corpus name with characters the store cannot hold."""
+
+
+class ParameterError(CueRagError):
+    """A retrieval parameter outside its allowed range."""
+
+
+class ModelLoadError(CueRagError):
+    """A configured model could not be loaded."""
+
+
+class StoreError(CueRagError):
+    """The vector store refused an operation or holds an incompatible index."""

@@ -1,0 +1,173 @@
+"""The multi-partite graph in memory: chunks, knowledge units and entities with their edges,
+plus the unit and chunk vectors that Q-Iter scores against.
+
+A `Graph` is an immutable snapshot built from the store alone (`load_graph`): the edges live in
+the points' payloads (a chunk lists its units in order, a unit lists the entities it mentions),
+so there is no side file to drift from the store. Points that no live chunk reaches (left by a
+run that was killed half-way) are not part of the graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from cuerag.store.base import StoredPoint, VectorStore
+
+CHUNKS, UNITS, ENTITIES = "chunks", "units", "entities"
+KINDS = (CHUNKS, UNITS, ENTITIES)
+_PREFIX = "cuerag--"
+
+
+def collection_name(corpus: str, kind: str) -> str:
+    """The Qdrant collection holding one kind of node of one corpus."""
+    return f"{_PREFIX}{corpus}--{kind}"
+
+
+def corpus_of_collection(name: str) -> str | None:
+    """The corpus a chunks collection belongs to (None for any other collection)."""
+    suffix = f"--{CHUNKS}"
+    if name.startswith(_PREFIX) and name.endswith(suffix):
+        return name[len(_PREFIX) : -len(suffix)]
+    return None
+
+
+def _index(ids: list[str]) -> dict[str, int]:
+    return {id_: i for i, id_ in enumerate(ids)}
+
+
+@dataclass(frozen=True)
+class Graph:
+    """Nodes are addressed by dense integer positions; the `*_ids` lists map them to point ids."""
+
+    chunk_ids: list[str]
+    chunk_docs: list[str]
+    chunk_titles: list[str]
+    chunk_texts: list[str]
+    chunk_vectors: np.ndarray
+    chunk_units: list[list[int]]
+    unit_ids: list[str]
+    unit_texts: list[str]
+    unit_vectors: np.ndarray
+    unit_entities: list[list[int]]
+    unit_chunks: list[list[int]]
+    entity_ids: list[str]
+    entity_names: list[str]
+    entity_labels: list[str]
+    entity_units: list[list[int]]
+    chunk_pos: dict[str, int] = field(init=False)
+    unit_pos: dict[str, int] = field(init=False)
+    entity_pos: dict[str, int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "chunk_pos", _index(self.chunk_ids))
+        object.__setattr__(self, "unit_pos", _index(self.unit_ids))
+        object.__setattr__(self, "entity_pos", _index(self.entity_ids))
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        edges_cu = sum(len(u) for u in self.chunk_units)
+        edges_ue = sum(len(e) for e in self.unit_entities)
+        return {
+            "documents": len(set(self.chunk_docs)),
+            "chunks": len(self.chunk_ids),
+            "units": len(self.unit_ids),
+            "entities": len(self.entity_ids),
+            "chunk_unit_edges": edges_cu,
+            "unit_entity_edges": edges_ue,
+        }
+
+    def chunk_full_text(self, c: int) -> str:
+        title = self.chunk_titles[c]
+        return f"{title}\n{self.chunk_texts[c]}" if title else self.chunk_texts[c]
+
+    def doc_chunks(self) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = {}
+        for c, doc in enumerate(self.chunk_docs):
+            out.setdefault(doc, []).append(c)
+        return out
+
+    @classmethod
+    def empty(cls, dim: int) -> Graph:
+        return build_graph([], [], [], dim=dim)
+
+
+def build_graph(
+    chunks: Iterable[StoredPoint], units: Iterable[StoredPoint], entities: Iterable[StoredPoint], *, dim: int
+) -> Graph:
+    """Assemble a snapshot from stored points, keeping only what live chunks reach."""
+    chunk_list = sorted(chunks, key=lambda p: (p.payload["doc_id"], p.payload["index"], p.id))
+    unit_by_id = {p.id: p for p in units}
+    entity_by_id = {p.id: p for p in entities}
+
+    unit_ids: list[str] = []
+    unit_pos: dict[str, int] = {}
+    chunk_units: list[list[int]] = []
+    for chunk in chunk_list:
+        members = []
+        for uid in chunk.payload["unit_ids"]:
+            if uid not in unit_by_id:
+                continue  # the unit write never happened; the chunk keeps its other units
+            if uid not in unit_pos:
+                unit_pos[uid] = len(unit_ids)
+                unit_ids.append(uid)
+            if unit_pos[uid] not in members:
+                members.append(unit_pos[uid])
+        chunk_units.append(members)
+
+    unit_chunks: list[list[int]] = [[] for _ in unit_ids]
+    for c, members in enumerate(chunk_units):
+        for u in members:
+            unit_chunks[u].append(c)
+
+    entity_ids: list[str] = []
+    entity_pos: dict[str, int] = {}
+    unit_entities: list[list[int]] = []
+    for uid in unit_ids:
+        linked = []
+        for eid in unit_by_id[uid].payload.get("entity_ids", []):
+            if eid not in entity_by_id:
+                continue
+            if eid not in entity_pos:
+                entity_pos[eid] = len(entity_ids)
+                entity_ids.append(eid)
+            linked.append(entity_pos[eid])
+        unit_entities.append(linked)
+
+    entity_units: list[list[int]] = [[] for _ in entity_ids]
+    for u, linked in enumerate(unit_entities):
+        for e in linked:
+            entity_units[e].append(u)
+
+    def stack(points: list[StoredPoint]) -> np.ndarray:
+        if not points:
+            return np.zeros((0, dim), dtype=np.float32)
+        return np.stack([np.asarray(p.vector, dtype=np.float32) for p in points])
+
+    return Graph(
+        chunk_ids=[p.id for p in chunk_list],
+        chunk_docs=[p.payload["doc_id"] for p in chunk_list],
+        chunk_titles=[p.payload.get("title", "") for p in chunk_list],
+        chunk_texts=[p.payload["text"] for p in chunk_list],
+        chunk_vectors=stack(chunk_list),
+        chunk_units=chunk_units,
+        unit_ids=unit_ids,
+        unit_texts=[unit_by_id[u].payload["text"] for u in unit_ids],
+        unit_vectors=stack([unit_by_id[u] for u in unit_ids]),
+        unit_entities=unit_entities,
+        unit_chunks=unit_chunks,
+        entity_ids=entity_ids,
+        entity_names=[entity_by_id[e].payload.get("name", "") for e in entity_ids],
+        entity_labels=[entity_by_id[e].payload.get("label", "") for e in entity_ids],
+        entity_units=entity_units,
+    )
+
+
+def load_graph(store: VectorStore, corpus: str, *, dim: int) -> Graph:
+    """Rebuild a corpus's graph from its three collections."""
+    chunks = list(store.scroll(collection_name(corpus, CHUNKS), with_vectors=True))
+    units = list(store.scroll(collection_name(corpus, UNITS), with_vectors=True))
+    entities = list(store.scroll(collection_name(corpus, ENTITIES), with_vectors=False))
+    return build_graph(chunks, units, entities, dim=dim)

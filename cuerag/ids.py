@@ -1,0 +1,25 @@
+"""Deterministic point ids: a node's id is a hash of what it is, so indexing the same text twice
+writes the same points."""
+
+from __future__ import annotations
+
+import uuid
+
+from cuerag.entities import normalize_entity
+
+_NAMESPACE = uuid.UUID("5b0c3e1e-6f1d-4d8a-9a53-0c2f6b1f8e7a")
+
+
+def chunk_point_id(doc_id: str, index: int, text: str) -> str:
+    """A chunk: its document, its position there and its text."""
+    return str(uuid.uuid5(_NAMESPACE, f"chunk\x00{doc_id}\x00{index}\x00{text}"))
+
+
+def unit_point_id(text: str) -> str:
+    """A knowledge unit: its text (identical statements are one node)."""
+    return str(uuid.uuid5(_NAMESPACE, f"unit\x00{text}"))
+
+
+def entity_point_id(name: str) -> str:
+    """An entity: its normalised name."""
+    return str(uuid.uuid5(_NAMESPACE, f"entity\x00{normalize_entity(name)}"))

@@ -1,0 +1,228 @@
+"""CUE-Index at α=0: documents → chunks → knowledge units (sentences) → entities (NER), embedded
+and written to the store.
+
+Every point id is a hash of what the point is (a chunk of a document at a position with a text, a
+unit text, a normalised entity name), so re-indexing the same text writes the same points. Writes
+go entities → units → chunks: a chunk appears only after everything it points to exists, so a run
+killed at any moment leaves the graph of earlier runs intact (the new units and entities are not
+reachable until their chunk lands), and a rerun finishes the job with the same ids.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import numpy as np
+from pydantic import BaseModel
+
+from cuerag.config import Settings
+from cuerag.documents import Document
+from cuerag.entities import normalize_entity
+from cuerag.ids import chunk_point_id, entity_point_id, unit_point_id
+from cuerag.graph import CHUNKS, ENTITIES, UNITS, Graph, collection_name
+from cuerag.models import Models
+from cuerag.store.base import StoredPoint, VectorStore
+from cuerag.text import TextTools
+
+_WRITE_BATCH = 256
+_EMBED_SLICE = 512
+
+Progress = Callable[[str, int, int], None]
+"""A progress sink: (stage, done, total)."""
+
+
+def _no_progress(stage: str, done: int, total: int) -> None:
+    return None
+
+
+class IndexReport(BaseModel):
+    """What an index run did, and what the corpus holds afterwards."""
+
+    corpus: str
+    documents_added: int = 0
+    documents_unchanged: int = 0
+    documents_replaced: int = 0
+    chunks_added: int = 0
+    chunks_kept: int = 0
+    chunks_removed: int = 0
+    units_added: int = 0
+    units_kept: int = 0
+    entities_added: int = 0
+    entities_kept: int = 0
+    totals: dict[str, int] = {}
+    stage_seconds: dict[str, float] = {}
+    elapsed_seconds: float = 0.0
+    llm_tokens: dict[str, int] | None = None
+
+
+@dataclass
+class _Plan:
+    """The points one run will write, before their vectors are computed."""
+
+    chunks: list[StoredPoint] = field(default_factory=list)
+    chunk_texts: list[str] = field(default_factory=list)
+    unit_texts: dict[str, str] = field(default_factory=dict)  # id -> text, new units only
+    unit_entities: dict[str, list[str]] = field(default_factory=dict)
+    entities: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (name, label), new only
+    stale_chunks: list[str] = field(default_factory=list)
+
+
+class Indexer:
+    """Runs CUE-Index for one corpus against the current graph snapshot."""
+
+    def __init__(self, *, settings: Settings, models: Models, text: TextTools, store: VectorStore) -> None:
+        self._settings = settings
+        self._models = models
+        self._text = text
+        self._store = store
+
+    def run(
+        self, corpus: str, docs: Sequence[Document], graph: Graph, *, progress: Progress | None = None
+    ) -> IndexReport:
+        """Index `docs` into `corpus`. Unchanged documents are skipped; a document whose id exists
+        with other text replaces its old chunks."""
+        progress = progress or _no_progress
+        report = IndexReport(corpus=corpus)
+        started = time.perf_counter()
+
+        with _timed(report, "split"):
+            plan = self._plan_chunks(docs, graph, report, progress)
+        with _timed(report, "ner"):
+            self._plan_entities(plan, graph, report, progress)
+        with _timed(report, "embed"):
+            entity_vecs = self._embed("embed entities", [n for n, _ in plan.entities.values()], progress)
+            unit_vecs = self._embed("embed units", list(plan.unit_texts.values()), progress)
+            chunk_vecs = self._embed("embed chunks", plan.chunk_texts, progress)
+        with _timed(report, "store"):
+            self._write(corpus, plan, entity_vecs, unit_vecs, chunk_vecs, progress)
+
+        report.elapsed_seconds = round(time.perf_counter() - started, 3)
+        return report
+
+    def _plan_chunks(self, docs: Sequence[Document], graph: Graph, report: IndexReport, progress: Progress) -> _Plan:
+        plan = _Plan()
+        existing_by_doc = graph.doc_chunks()
+        seen_chunks: set[str] = set()
+        for n, doc in enumerate(docs, start=1):
+            pieces = self._text.chunk(
+                doc.title, doc.text, max_tokens=self._settings.chunk_tokens, overlap=self._settings.chunk_overlap
+            )
+            ids = [chunk_point_id(doc.id, p.index, p.text) for p in pieces]
+            old = {graph.chunk_ids[c] for c in existing_by_doc.get(doc.id, [])}
+            if old and old == set(ids):
+                report.documents_unchanged += 1
+                report.chunks_kept += len(ids)
+                continue
+            if old:
+                report.documents_replaced += 1
+                plan.stale_chunks.extend(sorted(old - set(ids)))
+            else:
+                report.documents_added += 1
+            for piece, cid in zip(pieces, ids, strict=True):
+                if cid in old or cid in seen_chunks:
+                    report.chunks_kept += 1
+                    continue
+                seen_chunks.add(cid)
+                unit_ids = []
+                for sentence in self._text.sentences(piece.text):
+                    uid = unit_point_id(sentence)
+                    if uid not in unit_ids:
+                        unit_ids.append(uid)
+                    if uid in graph.unit_pos:
+                        continue
+                    plan.unit_texts.setdefault(uid, sentence)
+                payload = {
+                    "doc_id": doc.id,
+                    "title": piece.title,
+                    "text": piece.text,
+                    "index": piece.index,
+                    "tokens": piece.tokens,
+                    "unit_ids": unit_ids,
+                }
+                plan.chunks.append(StoredPoint(id=cid, payload=payload))
+                plan.chunk_texts.append(piece.full_text)
+            progress("split", n, len(docs))
+        report.chunks_added = len(plan.chunks)
+        report.chunks_removed = len(plan.stale_chunks)
+        report.units_added = len(plan.unit_texts)
+        linked = {u for c in plan.chunks for u in c.payload["unit_ids"]}
+        report.units_kept = len(linked - plan.unit_texts.keys())
+        return plan
+
+    def _plan_entities(self, plan: _Plan, graph: Graph, report: IndexReport, progress: Progress) -> None:
+        texts = list(plan.unit_texts.values())
+        ids = list(plan.unit_texts.keys())
+        kept: set[str] = set()
+        for start in range(0, len(texts), _EMBED_SLICE):
+            mentions = self._models.ner.extract(texts[start : start + _EMBED_SLICE])
+            for uid, found in zip(ids[start : start + _EMBED_SLICE], mentions, strict=True):
+                linked: list[str] = []
+                for surface, label in found:
+                    norm = normalize_entity(surface)
+                    if not norm:
+                        continue
+                    eid = entity_point_id(surface)
+                    if eid in linked:
+                        continue
+                    linked.append(eid)
+                    if eid in graph.entity_pos:
+                        kept.add(eid)
+                    else:
+                        plan.entities.setdefault(eid, (surface.strip(), label))
+                plan.unit_entities[uid] = linked
+            progress("ner", min(start + _EMBED_SLICE, len(texts)), len(texts))
+        report.entities_added = len(plan.entities)
+        report.entities_kept = len(kept)
+
+    def _embed(self, stage: str, texts: list[str], progress: Progress) -> np.ndarray:
+        embedder = self._models.embedder
+        parts = []
+        for start in range(0, len(texts), _EMBED_SLICE):
+            parts.append(
+                embedder.encode(texts[start : start + _EMBED_SLICE], batch_size=self._settings.embed_batch_size)
+            )
+            progress(stage, min(start + _EMBED_SLICE, len(texts)), len(texts))
+        return np.concatenate(parts) if parts else np.zeros((0, embedder.dim), dtype=np.float32)
+
+    def _write(
+        self,
+        corpus: str,
+        plan: _Plan,
+        entity_vecs: np.ndarray,
+        unit_vecs: np.ndarray,
+        chunk_vecs: np.ndarray,
+        progress: Progress,
+    ) -> None:
+        entity_points = [
+            StoredPoint(id=eid, payload={"name": name, "norm": normalize_entity(name), "label": label}, vector=v)
+            for (eid, (name, label)), v in zip(plan.entities.items(), entity_vecs, strict=True)
+        ]
+        unit_points = [
+            StoredPoint(id=uid, payload={"text": text, "entity_ids": plan.unit_entities.get(uid, [])}, vector=v)
+            for (uid, text), v in zip(plan.unit_texts.items(), unit_vecs, strict=True)
+        ]
+        chunk_points = [
+            StoredPoint(id=c.id, payload=c.payload, vector=v) for c, v in zip(plan.chunks, chunk_vecs, strict=True)
+        ]
+        total = len(entity_points) + len(unit_points) + len(chunk_points)
+        done = 0
+        # Order matters for crash safety: a chunk is written only after what it points to.
+        for kind, points in ((ENTITIES, entity_points), (UNITS, unit_points), (CHUNKS, chunk_points)):
+            name = collection_name(corpus, kind)
+            for start in range(0, len(points), _WRITE_BATCH):
+                batch = points[start : start + _WRITE_BATCH]
+                self._store.upsert(name, batch)
+                done += len(batch)
+                progress("store", done, total)
+        # Replaced chunks go last, once their successors are stored.
+        self._store.delete(collection_name(corpus, CHUNKS), plan.stale_chunks)
+
+
+@contextmanager
+def _timed(report: IndexReport, stage: str) -> Iterator[None]:
+    start = time.perf_counter()
+    yield
+    report.stage_seconds[stage] = round(time.perf_counter() - start, 3)

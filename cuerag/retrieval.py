@@ -1,0 +1,330 @@
+"""Retrieval over one corpus: the traversal primitives, Q-Iter (the paper's Algorithms 3 and 4)
+built from them, and the dense baseline.
+
+The primitives (`link_entities`, `search_units`, `expand_entity`) are public so that an agent can
+step through the graph itself and reproduce what Q-Iter does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel
+
+from cuerag.config import QIterParams
+from cuerag.graph import CHUNKS, ENTITIES, UNITS, Graph, collection_name
+from cuerag.ids import entity_point_id
+from cuerag.models import Models
+from cuerag.scoring import Scorer
+from cuerag.store.base import VectorStore
+
+# ---- results -------------------------------------------------------------------------------------
+
+
+class Anchor(BaseModel):
+    """An entity node Q-Iter starts from, and why."""
+
+    entity_id: str
+    name: str
+    source: Literal["query_entity", "unit"]
+    mention: str  # the query's mention, or the text of the unit that mentions the entity
+    score: float
+
+
+class UnitHit(BaseModel):
+    unit_id: str
+    text: str
+    score: float
+    entity_ids: list[str]
+    entity_names: list[str]
+    chunk_ids: list[str]
+
+
+class PathTrace(BaseModel):
+    """One kept path: its units in the order they were reached, the entity each step came
+    through, the entities the last unit offers as next anchors, and the reranker's score."""
+
+    unit_ids: list[str]
+    unit_texts: list[str]
+    via_entities: list[str]
+    next_anchors: list[str]
+    score: float
+
+
+class DepthTrace(BaseModel):
+    depth: int
+    candidates: int
+    paths: list[PathTrace]
+
+
+class QIterTrace(BaseModel):
+    query_entities: list[str]
+    anchors: list[Anchor]
+    depths: list[DepthTrace]
+    collected_units: int
+    candidate_chunks: int
+
+
+class ChunkHit(BaseModel):
+    chunk_id: str
+    doc_id: str
+    title: str
+    text: str
+    score: float
+    source: Literal["graph", "dense"]
+    unit_ids: list[str] = []  # collected units this chunk holds (why it came back)
+
+
+class RetrievalResult(BaseModel):
+    corpus: str
+    query: str
+    method: Literal["qiter", "dense"]
+    chunks: list[ChunkHit]
+    trace: QIterTrace | None = None
+    elapsed_ms: float
+
+
+# ---- Q-Iter state --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Path:
+    order: tuple[int, ...]  # units in the order reached
+    via: tuple[int, ...]  # entity each step came through
+    vector: np.ndarray  # the path's query vector, after the updates
+    anchors: tuple[int, ...]  # entities to expand next
+
+    @property
+    def key(self) -> frozenset[int]:
+        return frozenset(self.order)
+
+
+def _sorted_unit_set(units: Sequence[int]) -> list[int]:
+    # Graph positions follow chunk order then sentence order: sorting gives a reading order.
+    return sorted(set(units))
+
+
+class Retriever:
+    """Retrieval over one graph snapshot. Cheap to build; one per query is fine."""
+
+    def __init__(self, *, corpus: str, graph: Graph, store: VectorStore, models: Models, scorer: Scorer) -> None:
+        self.corpus = corpus
+        self.graph = graph
+        self._store = store
+        self._models = models
+        self._scorer = scorer
+
+    # -- primitives --
+
+    def embed_query(self, query: str) -> np.ndarray:
+        return self._models.embedder.encode([query])[0]
+
+    def query_vector(self, query: str, subtract_unit_ids: Sequence[str] = ()) -> np.ndarray:
+        """The query's vector minus the vectors of the given units (Q-Iter's update φ − φ(k))."""
+        vector = self.embed_query(query)
+        for uid in subtract_unit_ids:
+            vector = vector - self.graph.unit_vectors[self.graph.unit_pos[uid]]
+        return vector
+
+    def link_entities(self, query: str, k: int) -> tuple[list[str], list[Anchor]]:
+        """Spreading activation's entry: NER on the query, each mention linked to its top-k entity
+        nodes by embedding similarity (an exact normalised-name match ranks first)."""
+        mentions = list(dict.fromkeys(s for s, _ in self._models.ner.extract([query])[0]))
+        anchors: list[Anchor] = []
+        if not mentions:
+            return mentions, anchors
+        vectors = self._models.embedder.encode(mentions)
+        for mention, vector in zip(mentions, vectors, strict=True):
+            anchors.extend(self.link_mention(mention, k, vector=vector))
+        return mentions, anchors
+
+    def link_mention(self, mention: str, k: int, *, vector: np.ndarray | None = None) -> list[Anchor]:
+        """The top-k entity nodes for one name."""
+        if vector is None:
+            vector = self._models.embedder.encode([mention])[0]
+        graph = self.graph
+        found: dict[int, float] = {}
+        exact = graph.entity_pos.get(entity_point_id(mention))
+        if exact is not None:
+            found[exact] = 1.0
+        for hit in self._store.search(collection_name(self.corpus, ENTITIES), vector, limit=k * 2 + 1):
+            pos = graph.entity_pos.get(hit.id)
+            if pos is not None and pos not in found:
+                found[pos] = hit.score
+            if len(found) >= k:
+                break
+        return [
+            Anchor(
+                entity_id=graph.entity_ids[e], name=graph.entity_names[e], source="query_entity", mention=mention,
+                score=round(s, 6),
+            )
+            for e, s in list(found.items())[:k]
+        ]
+
+    def nearest_units(self, vector: np.ndarray, k: int, exclude: set[int] | None = None) -> list[tuple[int, float]]:
+        """Top-k live units by cosine with `vector` (Qdrant search, orphans skipped)."""
+        exclude = exclude or set()
+        out: list[tuple[int, float]] = []
+        limit = k + len(exclude) + 8
+        for hit in self._store.search(collection_name(self.corpus, UNITS), vector, limit=limit):
+            pos = self.graph.unit_pos.get(hit.id)
+            if pos is None or pos in exclude:
+                continue
+            out.append((pos, hit.score))
+            if len(out) >= k:
+                break
+        return out
+
+    def adjacent_units(
+        self, entity: int, vector: np.ndarray, k: int, exclude: set[int] | frozenset[int] = frozenset()
+    ) -> list[tuple[int, float]]:
+        """An entity's top-k adjacent units not in `exclude`, by cosine with `vector`."""
+        adjacent = [u for u in self.graph.entity_units[entity] if u not in exclude]
+        if not adjacent:
+            return []
+        norm = float(np.linalg.norm(vector)) or 1.0
+        sims = self.graph.unit_vectors[adjacent] @ vector / norm
+        top = np.argsort(-sims, kind="stable")[:k]
+        return [(adjacent[i], float(sims[i])) for i in top]
+
+    def unit_hit(self, unit: int, score: float) -> UnitHit:
+        g = self.graph
+        return UnitHit(
+            unit_id=g.unit_ids[unit],
+            text=g.unit_texts[unit],
+            score=round(score, 6),
+            entity_ids=[g.entity_ids[e] for e in g.unit_entities[unit]],
+            entity_names=[g.entity_names[e] for e in g.unit_entities[unit]],
+            chunk_ids=[g.chunk_ids[c] for c in g.unit_chunks[unit]],
+        )
+
+    # -- Q-Iter --
+
+    def q_iter(self, query: str, params: QIterParams) -> RetrievalResult:
+        started = time.perf_counter()
+        g = self.graph
+        qvec = self.embed_query(query)
+
+        # Algorithm 3: entity anchoring.
+        mentions: list[str] = []
+        anchors: list[Anchor] = []
+        if params.spreading_activation:
+            mentions, anchors = self.link_entities(query, params.k)
+        if params.knowledge_anchoring:
+            for unit, _score in self.nearest_units(qvec, params.k):
+                for e in g.unit_entities[unit]:
+                    anchors.append(
+                        Anchor(
+                            entity_id=g.entity_ids[e], name=g.entity_names[e], source="unit",
+                            mention=g.unit_texts[unit], score=round(_score, 6),
+                        )
+                    )
+        start_entities = tuple(dict.fromkeys(g.entity_pos[a.entity_id] for a in anchors))
+
+        # Algorithm 4: beam search over D depths.
+        beam = [_Path(order=(), via=(), vector=qvec, anchors=start_entities)]
+        depths: list[DepthTrace] = []
+        collected: dict[int, None] = {}
+        for depth in range(1, params.depth + 1):
+            candidates: dict[frozenset[int], _Path] = {}
+            for path in beam:
+                used = path.key
+                for entity in path.anchors:
+                    for unit, _sim in self.adjacent_units(entity, path.vector, params.k, used):
+                        new = _Path(
+                            order=(*path.order, unit),
+                            via=(*path.via, entity),
+                            vector=path.vector - g.unit_vectors[unit] if params.query_update else path.vector,
+                            anchors=tuple(g.unit_entities[unit]),
+                        )
+                        candidates.setdefault(new.key, new)
+            if not candidates:
+                break
+            paths = list(candidates.values())
+            scores = self._scorer.score_paths(query, qvec, [_sorted_unit_set(p.order) for p in paths])
+            ranked = sorted(zip(scores.tolist(), range(len(paths)), strict=True), key=lambda t: (-t[0], t[1]))
+            beam = [paths[i] for _, i in ranked[: params.beam]]
+            kept_scores = [s for s, _ in ranked[: params.beam]]
+            for path in beam:
+                collected.update(dict.fromkeys(path.order))
+            depths.append(
+                DepthTrace(
+                    depth=depth,
+                    candidates=len(paths),
+                    paths=[self._path_trace(p, s) for p, s in zip(beam, kept_scores, strict=True)],
+                )
+            )
+
+        # Final step: rerank the chunks that hold the collected units.
+        chunk_units: dict[int, list[int]] = {}
+        for unit in collected:
+            for c in g.unit_chunks[unit]:
+                chunk_units.setdefault(c, []).append(unit)
+        chunks = list(chunk_units)
+        chunk_scores = self._scorer.score_chunks(query, qvec, chunks)
+        order = sorted(range(len(chunks)), key=lambda i: (-float(chunk_scores[i]), chunks[i]))[: params.top_n]
+        hits = [
+            self._chunk_hit(chunks[i], float(chunk_scores[i]), "graph", chunk_units[chunks[i]]) for i in order
+        ]
+        if params.fill_with_dense and len(hits) < params.top_n:
+            taken = {h.chunk_id for h in hits}
+            for hit in self.dense(query, params.top_n + len(taken), vector=qvec).chunks:
+                if hit.chunk_id not in taken and len(hits) < params.top_n:
+                    hits.append(hit)
+        trace = QIterTrace(
+            query_entities=mentions,
+            anchors=anchors,
+            depths=depths,
+            collected_units=len(collected),
+            candidate_chunks=len(chunks),
+        )
+        elapsed = (time.perf_counter() - started) * 1000
+        return RetrievalResult(
+            corpus=self.corpus, query=query, method="qiter", chunks=hits, trace=trace, elapsed_ms=round(elapsed, 2)
+        )
+
+    def _path_trace(self, path: _Path, score: float) -> PathTrace:
+        g = self.graph
+        return PathTrace(
+            unit_ids=[g.unit_ids[u] for u in path.order],
+            unit_texts=[g.unit_texts[u] for u in path.order],
+            via_entities=[g.entity_names[e] for e in path.via],
+            next_anchors=[g.entity_names[e] for e in path.anchors],
+            score=round(float(score), 6),
+        )
+
+    def _chunk_hit(self, c: int, score: float, source: Literal["graph", "dense"], units: Sequence[int]) -> ChunkHit:
+        g = self.graph
+        return ChunkHit(
+            chunk_id=g.chunk_ids[c],
+            doc_id=g.chunk_docs[c],
+            title=g.chunk_titles[c],
+            text=g.chunk_texts[c],
+            score=round(score, 6),
+            source=source,
+            unit_ids=[g.unit_ids[u] for u in units],
+        )
+
+    # -- dense baseline --
+
+    def dense(self, query: str, top_n: int, *, vector: np.ndarray | None = None) -> RetrievalResult:
+        """Top-N chunks by cosine with the query: the baseline Q-Iter is measured against."""
+        started = time.perf_counter()
+        if vector is None:
+            vector = self.embed_query(query)
+        hits: list[ChunkHit] = []
+        for hit in self._store.search(collection_name(self.corpus, CHUNKS), vector, limit=top_n + 8):
+            c = self.graph.chunk_pos.get(hit.id)
+            if c is not None:
+                hits.append(self._chunk_hit(c, hit.score, "dense", []))
+            if len(hits) >= top_n:
+                break
+        elapsed = (time.perf_counter() - started) * 1000
+        return RetrievalResult(
+            corpus=self.corpus, query=query, method="dense", chunks=hits, elapsed_ms=round(elapsed, 2)
+        )
+

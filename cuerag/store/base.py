@@ -1,0 +1,56 @@
+"""The store contract the engine codes against. Point ids are UUID strings; vectors are
+L2-normalised float32 and scores are cosine similarities."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class StoredPoint:
+    """A point as written to or read from a collection."""
+
+    id: str
+    payload: dict[str, Any] = field(default_factory=dict)
+    vector: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A search result."""
+
+    id: str
+    score: float
+    payload: dict[str, Any]
+
+
+class VectorStore(Protocol):
+    """What the engine needs from Qdrant, whatever runs it."""
+
+    def list_collections(self) -> list[str]: ...
+
+    def has_collection(self, name: str) -> bool: ...
+
+    def create_collection(self, name: str, dim: int) -> None: ...
+
+    def collection_dim(self, name: str) -> int: ...
+
+    def drop_collection(self, name: str) -> None: ...
+
+    def upsert(self, name: str, points: Sequence[StoredPoint]) -> None: ...
+
+    def search(self, name: str, vector: np.ndarray, limit: int) -> list[Hit]: ...
+
+    def retrieve(self, name: str, ids: Sequence[str], *, with_vectors: bool = False) -> list[StoredPoint]: ...
+
+    def scroll(self, name: str, *, with_vectors: bool = False, batch: int = 2048) -> Iterator[StoredPoint]: ...
+
+    def delete(self, name: str, ids: Sequence[str]) -> None: ...
+
+    def count(self, name: str) -> int: ...
+
+    def close(self) -> None: ...

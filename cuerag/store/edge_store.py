@@ -1,0 +1,167 @@
+"""The default embedded store: qdrant-edge-py, Qdrant's Rust engine in-process, one shard (a
+directory) per collection under the data directory."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+from qdrant_edge import (
+    CountRequest,
+    Distance,
+    EdgeConfig,
+    EdgeShard,
+    EdgeVectorParams,
+    Point,
+    Query,
+    QueryRequest,
+    ScrollRequest,
+    UpdateOperation,
+)
+
+from cuerag.errors import StoreError
+from cuerag.store.base import Hit, StoredPoint
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+_CONFIG_FILE = "edge_config.json"
+
+
+def _vector_of(raw: object) -> np.ndarray | None:
+    if raw is None:
+        return None
+    if isinstance(raw, dict):  # named vectors: ours is the unnamed default ""
+        raw = raw.get("")
+    return None if raw is None else np.asarray(raw, dtype=np.float32)
+
+
+class EdgeStore:
+    """Collections as qdrant-edge shards under `root`. Each shard is guarded by its own lock:
+    the engine is called from several threads (the MCP server's worker pool)."""
+
+    def __init__(self, root: Path) -> None:
+        self._root = root
+        self._root.mkdir(parents=True, exist_ok=True)
+        self._shards: dict[str, EdgeShard] = {}
+        self._locks: dict[str, threading.RLock] = {}
+        self._registry_lock = threading.Lock()
+
+    def _dir(self, name: str) -> Path:
+        if not _SAFE_NAME.match(name) or name in {".", ".."}:
+            raise StoreError(f"invalid collection name {name!r}")
+        return self._root / name
+
+    def _shard(self, name: str) -> tuple[EdgeShard, threading.RLock]:
+        with self._registry_lock:
+            shard = self._shards.get(name)
+            if shard is None:
+                path = self._dir(name)
+                if not (path / _CONFIG_FILE).exists():
+                    raise StoreError(f"collection {name!r} does not exist")
+                shard = EdgeShard.load(str(path))
+                self._shards[name] = shard
+                self._locks[name] = threading.RLock()
+            return shard, self._locks[name]
+
+    def list_collections(self) -> list[str]:
+        return sorted(p.name for p in self._root.iterdir() if (p / _CONFIG_FILE).exists())
+
+    def has_collection(self, name: str) -> bool:
+        return (self._dir(name) / _CONFIG_FILE).exists()
+
+    def create_collection(self, name: str, dim: int) -> None:
+        path = self._dir(name)
+        with self._registry_lock:
+            if (path / _CONFIG_FILE).exists():
+                return
+            if path.exists():  # a creation that died before writing its config
+                shutil.rmtree(path)
+            config = EdgeConfig(vectors=EdgeVectorParams(size=dim, distance=Distance.Cosine))
+            self._shards[name] = EdgeShard.create(str(path), config)
+            self._locks[name] = threading.RLock()
+
+    def collection_dim(self, name: str) -> int:
+        import json
+
+        config = json.loads((self._dir(name) / _CONFIG_FILE).read_text())
+        return int(config["vectors"][""]["size"])
+
+    def drop_collection(self, name: str) -> None:
+        with self._registry_lock:
+            shard = self._shards.pop(name, None)
+            self._locks.pop(name, None)
+            if shard is not None:
+                shard.close()
+            shutil.rmtree(self._dir(name), ignore_errors=True)
+
+    def upsert(self, name: str, points: Sequence[StoredPoint]) -> None:
+        if not points:
+            return
+        shard, lock = self._shard(name)
+        batch = [
+            Point(id=p.id, vector=np.asarray(p.vector, dtype=np.float32).tolist(), payload=p.payload)
+            for p in points
+        ]
+        with lock:
+            shard.update(UpdateOperation.upsert_points(batch))
+
+    def search(self, name: str, vector: np.ndarray, limit: int) -> list[Hit]:
+        shard, lock = self._shard(name)
+        request = QueryRequest(
+            query=Query.Nearest(np.asarray(vector, dtype=np.float32).tolist()), limit=limit, with_payload=True
+        )
+        with lock:
+            results = shard.query(request)
+        return [Hit(id=str(r.id), score=float(r.score), payload=dict(r.payload or {})) for r in results]
+
+    def retrieve(self, name: str, ids: Sequence[str], *, with_vectors: bool = False) -> list[StoredPoint]:
+        if not ids:
+            return []
+        shard, lock = self._shard(name)
+        with lock:
+            records = shard.retrieve(point_ids=list(ids), with_payload=True, with_vector=with_vectors)
+        return [
+            StoredPoint(id=str(r.id), payload=dict(r.payload or {}), vector=_vector_of(r.vector)) for r in records
+        ]
+
+    def scroll(self, name: str, *, with_vectors: bool = False, batch: int = 2048) -> Iterator[StoredPoint]:
+        shard, lock = self._shard(name)
+        offset = None
+        while True:
+            with lock:
+                page, offset = shard.scroll(
+                    ScrollRequest(offset=offset, limit=batch, with_payload=True, with_vector=with_vectors)
+                )
+            for r in page:
+                yield StoredPoint(id=str(r.id), payload=dict(r.payload or {}), vector=_vector_of(r.vector))
+            if offset is None:
+                return
+
+    def delete(self, name: str, ids: Sequence[str]) -> None:
+        if not ids:
+            return
+        shard, lock = self._shard(name)
+        with lock:
+            shard.update(UpdateOperation.delete_points(list(ids)))
+
+    def count(self, name: str) -> int:
+        shard, lock = self._shard(name)
+        with lock:
+            return int(shard.count(CountRequest()))
+
+    def flush(self) -> None:
+        with self._registry_lock:
+            for name, shard in self._shards.items():
+                with self._locks[name]:
+                    shard.flush()
+
+    def close(self) -> None:
+        with self._registry_lock:
+            for shard in self._shards.values():
+                shard.flush()
+                shard.close()
+            self._shards.clear()
+            self._locks.clear()
