@@ -33,4 +33,5 @@ __all__ = [
     "StoreError",
     "load_paths",
     "make_document",
+    "make_params",
 ]

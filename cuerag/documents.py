@@ -59,9 +59,7 @@ def _read_text(path: Path) -> str:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(
-            f"file is not valid UTF-8 (byte {exc.start}): {path}; convert it to UTF-8 first"
-        ) from exc
+        raise InputError(f"file is not valid UTF-8 (byte {exc.start}): {path}; convert it to UTF-8 first") from exc
     if not text.strip():
         raise InputError(f"file holds only whitespace: {path}")
     return text

@@ -64,7 +64,11 @@ class CueRag:
     """One engine: models loaded once, a store, and a graph snapshot per corpus."""
 
     def __init__(
-        self, settings: Settings | None = None, *, models: Models | None = None, store: VectorStore | None = None
+        self,
+        settings: Settings | None = None,
+        *,
+        models: Models | None = None,
+        store: VectorStore | None = None,
     ) -> None:
         self.settings = settings or Settings()
         self.models = models or load_models(self.settings)
@@ -153,9 +157,7 @@ class CueRag:
         log.info("indexed %s: %s", corpus, report.model_dump(exclude={"totals", "stage_seconds"}))
         return report
 
-    def index_paths(
-        self, corpus: str, paths: Sequence[str | Path], *, progress: Progress | None = None
-    ) -> IndexReport:
+    def index_paths(self, corpus: str, paths: Sequence[str | Path], *, progress: Progress | None = None) -> IndexReport:
         """Read and validate every file first, then index; a bad file stops the run before any write."""
         validate_corpus_name(corpus)
         return self.index_documents(corpus, load_paths(paths), progress=progress)
@@ -198,9 +200,7 @@ class _WriterGuard:
 
     def __enter__(self) -> None:
         if not self._lock.acquire(blocking=False):
-            raise CueRagError(
-                f"corpus {self._corpus!r} is being written by another index run; wait for it to finish"
-            )
+            raise CueRagError(f"corpus {self._corpus!r} is being written by another index run; wait for it to finish")
 
     def __exit__(self, *exc: object) -> None:
         self._lock.release()

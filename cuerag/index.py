@@ -21,8 +21,8 @@ from pydantic import BaseModel
 from cuerag.config import Settings
 from cuerag.documents import Document
 from cuerag.entities import normalize_entity
-from cuerag.ids import chunk_point_id, entity_point_id, unit_point_id
 from cuerag.graph import CHUNKS, ENTITIES, UNITS, Graph, collection_name
+from cuerag.ids import chunk_point_id, entity_point_id, unit_point_id
 from cuerag.models import Models
 from cuerag.store.base import StoredPoint, VectorStore
 from cuerag.text import TextTools
@@ -108,7 +108,10 @@ class Indexer:
         seen_chunks: set[str] = set()
         for n, doc in enumerate(docs, start=1):
             pieces = self._text.chunk(
-                doc.title, doc.text, max_tokens=self._settings.chunk_tokens, overlap=self._settings.chunk_overlap
+                doc.title,
+                doc.text,
+                max_tokens=self._settings.chunk_tokens,
+                overlap=self._settings.chunk_overlap,
             )
             ids = [chunk_point_id(doc.id, p.index, p.text) for p in pieces]
             old = {graph.chunk_ids[c] for c in existing_by_doc.get(doc.id, [])}

@@ -159,7 +159,10 @@ class Retriever:
                 break
         return [
             Anchor(
-                entity_id=graph.entity_ids[e], name=graph.entity_names[e], source="query_entity", mention=mention,
+                entity_id=graph.entity_ids[e],
+                name=graph.entity_names[e],
+                source="query_entity",
+                mention=mention,
                 score=round(s, 6),
             )
             for e, s in list(found.items())[:k]
@@ -219,8 +222,11 @@ class Retriever:
                 for e in g.unit_entities[unit]:
                     anchors.append(
                         Anchor(
-                            entity_id=g.entity_ids[e], name=g.entity_names[e], source="unit",
-                            mention=g.unit_texts[unit], score=round(_score, 6),
+                            entity_id=g.entity_ids[e],
+                            name=g.entity_names[e],
+                            source="unit",
+                            mention=g.unit_texts[unit],
+                            score=round(_score, 6),
                         )
                     )
         start_entities = tuple(dict.fromkeys(g.entity_pos[a.entity_id] for a in anchors))
@@ -267,9 +273,7 @@ class Retriever:
         chunks = list(chunk_units)
         chunk_scores = self._scorer.score_chunks(query, qvec, chunks)
         order = sorted(range(len(chunks)), key=lambda i: (-float(chunk_scores[i]), chunks[i]))[: params.top_n]
-        hits = [
-            self._chunk_hit(chunks[i], float(chunk_scores[i]), "graph", chunk_units[chunks[i]]) for i in order
-        ]
+        hits = [self._chunk_hit(chunks[i], float(chunk_scores[i]), "graph", chunk_units[chunks[i]]) for i in order]
         if params.fill_with_dense and len(hits) < params.top_n:
             taken = {h.chunk_id for h in hits}
             for hit in self.dense(query, params.top_n + len(taken), vector=qvec).chunks:
@@ -284,7 +288,12 @@ class Retriever:
         )
         elapsed = (time.perf_counter() - started) * 1000
         return RetrievalResult(
-            corpus=self.corpus, query=query, method="qiter", chunks=hits, trace=trace, elapsed_ms=round(elapsed, 2)
+            corpus=self.corpus,
+            query=query,
+            method="qiter",
+            chunks=hits,
+            trace=trace,
+            elapsed_ms=round(elapsed, 2),
         )
 
     def _path_trace(self, path: _Path, score: float) -> PathTrace:
@@ -327,4 +336,3 @@ class Retriever:
         return RetrievalResult(
             corpus=self.corpus, query=query, method="dense", chunks=hits, elapsed_ms=round(elapsed, 2)
         )
-

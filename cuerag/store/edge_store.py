@@ -102,8 +102,7 @@ class EdgeStore:
             return
         shard, lock = self._shard(name)
         batch = [
-            Point(id=p.id, vector=np.asarray(p.vector, dtype=np.float32).tolist(), payload=p.payload)
-            for p in points
+            Point(id=p.id, vector=np.asarray(p.vector, dtype=np.float32).tolist(), payload=p.payload) for p in points
         ]
         with lock:
             shard.update(UpdateOperation.upsert_points(batch))
@@ -123,9 +122,7 @@ class EdgeStore:
         shard, lock = self._shard(name)
         with lock:
             records = shard.retrieve(point_ids=list(ids), with_payload=True, with_vector=with_vectors)
-        return [
-            StoredPoint(id=str(r.id), payload=dict(r.payload or {}), vector=_vector_of(r.vector)) for r in records
-        ]
+        return [StoredPoint(id=str(r.id), payload=dict(r.payload or {}), vector=_vector_of(r.vector)) for r in records]
 
     def scroll(self, name: str, *, with_vectors: bool = False, batch: int = 2048) -> Iterator[StoredPoint]:
         shard, lock = self._shard(name)

@@ -80,9 +80,7 @@ class QdrantClientStore:
         if not ids:
             return []
         records = self._client.retrieve(name, ids=list(ids), with_payload=True, with_vectors=with_vectors)
-        return [
-            StoredPoint(id=str(r.id), payload=dict(r.payload or {}), vector=_vector_of(r.vector)) for r in records
-        ]
+        return [StoredPoint(id=str(r.id), payload=dict(r.payload or {}), vector=_vector_of(r.vector)) for r in records]
 
     def scroll(self, name: str, *, with_vectors: bool = False, batch: int = 2048) -> Iterator[StoredPoint]:
         offset = None

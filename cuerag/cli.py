@@ -1,0 +1,227 @@
+"""The `cuerag` command line: index, query, corpora, stats, demo, eval and bench.
+
+Results go to stdout (plain or `--json`); progress bars and logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from cuerag.config import QIterParams, Settings
+from cuerag.engine import CueRag, make_params
+from cuerag.errors import CueRagError
+from cuerag.retrieval import RetrievalResult
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="CUE-RAG multi-hop retrieval.")
+out = Console()
+err = Console(stderr=True)
+
+SAMPLE_QUESTION = "When did the 1979-80 European Cup winner win the FA Cup?"
+
+
+def _settings(ctx: typer.Context) -> Settings:
+    return ctx.obj["settings"]  # type: ignore[no-any-return]
+
+
+def _engine(ctx: typer.Context) -> CueRag:
+    if "engine" not in ctx.obj:
+        with err.status("loading models…"):
+            ctx.obj["engine"] = CueRag(_settings(ctx))
+    return ctx.obj["engine"]  # type: ignore[no-any-return]
+
+
+@app.callback()
+def main_options(
+    ctx: typer.Context,
+    data_dir: Annotated[Path | None, typer.Option(help="Where indexes live [env CUERAG_DATA_DIR].")] = None,
+    store: Annotated[str | None, typer.Option(help="Embedded engine: edge or local [env CUERAG_STORE].")] = None,
+    qdrant_url: Annotated[str | None, typer.Option(help="Qdrant server URL [env CUERAG_QDRANT_URL].")] = None,
+    embedder: Annotated[str | None, typer.Option(help="Embedding model [env CUERAG_EMBEDDER].")] = None,
+    reranker: Annotated[str | None, typer.Option(help="Reranker [env CUERAG_RERANKER].")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log to stderr.")] = False,
+) -> None:
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr)
+    overrides: dict[str, Any] = {
+        k: v
+        for k, v in {
+            "data_dir": data_dir,
+            "store": store,
+            "qdrant_url": qdrant_url,
+            "embedder": embedder,
+            "reranker": reranker,
+        }.items()
+        if v is not None
+    }
+    try:
+        ctx.obj = {"settings": Settings(**overrides)}
+    except ValueError as exc:
+        err.print(f"[red]error:[/red] invalid configuration: {exc}")
+        raise typer.Exit(2) from exc
+
+
+class _Bars:
+    """A rich progress bar per indexing stage, on stderr."""
+
+    def __init__(self, progress: Progress) -> None:
+        self._progress = progress
+        self._tasks: dict[str, Any] = {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage not in self._tasks:
+            self._tasks[stage] = self._progress.add_task(stage, total=total)
+        self._progress.update(self._tasks[stage], completed=done, total=total)
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description:<15}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+    )
+
+
+def _fail(exc: CueRagError) -> typer.Exit:
+    err.print(f"[red]error:[/red] {exc}")
+    return typer.Exit(1)
+
+
+@app.command()
+def index(
+    ctx: typer.Context,
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders (.txt, .md, .json, .jsonl).")],
+    corpus: Annotated[str, typer.Option("--corpus", "-c", help="Corpus to add to (created if new).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Index documents into a corpus."""
+    engine = _engine(ctx)
+    try:
+        with _progress() as progress:
+            report = engine.index_paths(corpus, paths, progress=_Bars(progress))
+    except CueRagError as exc:
+        raise _fail(exc) from exc
+    if as_json:
+        out.print_json(report.model_dump_json())
+        return
+    out.print(
+        f"corpus [bold]{corpus}[/bold]: {report.documents_added} documents added, "
+        f"{report.documents_unchanged} unchanged, {report.documents_replaced} replaced; "
+        f"{report.chunks_added} chunks, {report.units_added} units, {report.entities_added} entities added "
+        f"in {report.elapsed_seconds:.1f}s"
+    )
+    out.print("totals: " + ", ".join(f"{k} {v}" for k, v in report.totals.items()))
+
+
+@app.command()
+def query(
+    ctx: typer.Context,
+    question: Annotated[str, typer.Argument(help="The question.")],
+    corpus: Annotated[str, typer.Option("--corpus", "-c")],
+    method: Annotated[str, typer.Option(help="qiter or dense.")] = "qiter",
+    k: Annotated[int | None, typer.Option("--k", help="K (default 3).")] = None,
+    depth: Annotated[int | None, typer.Option("--depth", help="D (default 3).")] = None,
+    beam: Annotated[int | None, typer.Option("--beam", help="M (default 5).")] = None,
+    top_n: Annotated[int | None, typer.Option("--top-n", help="N (default 5).")] = None,
+    knowledge_anchoring: Annotated[bool, typer.Option(help="Ablation switch.")] = True,
+    spreading_activation: Annotated[bool, typer.Option(help="Ablation switch.")] = True,
+    query_update: Annotated[bool, typer.Option(help="Ablation switch.")] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    trace: Annotated[bool, typer.Option(help="Show the Q-Iter trace.")] = True,
+) -> None:
+    """Retrieve the chunks that answer a question, with the path that led to them."""
+    try:
+        params = make_params(
+            k=k,
+            depth=depth,
+            beam=beam,
+            top_n=top_n,
+            knowledge_anchoring=knowledge_anchoring,
+            spreading_activation=spreading_activation,
+            query_update=query_update,
+        )
+        if method not in ("qiter", "dense"):
+            raise CueRagError(f"unknown method {method!r}; use qiter or dense")
+        engine = _engine(ctx)
+        result = engine.query(corpus, question, params=params, method=method)  # type: ignore[arg-type]
+    except CueRagError as exc:
+        raise _fail(exc) from exc
+    if as_json:
+        out.print_json(result.model_dump_json())
+    else:
+        print_result(result, show_trace=trace)
+
+
+def print_result(result: RetrievalResult, *, show_trace: bool) -> None:
+    table = Table(title=f"{result.method} · {result.query}", show_lines=True)
+    table.add_column("#", justify="right")
+    table.add_column("score", justify="right")
+    table.add_column("from")
+    table.add_column("chunk")
+    for rank, hit in enumerate(result.chunks, start=1):
+        text = hit.text if len(hit.text) < 300 else hit.text[:297] + "…"
+        table.add_row(str(rank), f"{hit.score:.3f}", hit.source, f"[bold]{hit.title}[/bold] ({hit.doc_id})\n{text}")
+    out.print(table)
+    if show_trace and result.trace is not None:
+        t = result.trace
+        out.print(f"[bold]query entities[/bold]: {', '.join(t.query_entities) or '—'}")
+        anchors = dict.fromkeys(f"{a.name} ({'query' if a.source == 'query_entity' else 'unit'})" for a in t.anchors)
+        out.print(f"[bold]anchors[/bold]: {', '.join(anchors) or '—'}")
+        for d in t.depths:
+            out.print(f"[bold]depth {d.depth}[/bold] — {d.candidates} candidate paths, kept {len(d.paths)}")
+            for p in d.paths:
+                steps = " → ".join(f"[{via}] {text}" for via, text in zip(p.via_entities, p.unit_texts, strict=True))
+                out.print(f"  {p.score:.3f}  {steps}")
+    out.print(f"[dim]{result.elapsed_ms:.0f} ms[/dim]")
+
+
+@app.command()
+def corpora(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """List corpora with their sizes."""
+    engine = _engine(ctx)
+    infos = [engine.info(name) for name in engine.corpora()]
+    if as_json:
+        out.print_json(json.dumps([i.model_dump() for i in infos]))
+        return
+    table = Table("corpus", "documents", "chunks", "units", "entities")
+    for i in infos:
+        table.add_row(i.name, str(i.documents), str(i.chunks), str(i.units), str(i.entities))
+    out.print(table)
+
+
+@app.command()
+def stats(ctx: typer.Context, corpus: Annotated[str, typer.Option("--corpus", "-c")]) -> None:
+    """Graph sizes of one corpus, edges included."""
+    try:
+        sizes = _engine(ctx).graph(corpus).sizes
+    except CueRagError as exc:
+        raise _fail(exc) from exc
+    out.print_json(json.dumps({"corpus": corpus, **sizes}))
+
+
+@app.command()
+def demo(
+    ctx: typer.Context,
+    question: Annotated[str, typer.Option(help="The question to ask.")] = SAMPLE_QUESTION,
+) -> None:
+    """Index the bundled sample corpus and answer a multi-hop question, showing the trace."""
+    engine = _engine(ctx)
+    sample = resources.files("cuerag") / "data" / "sample_corpus.json"
+    with resources.as_file(sample) as path, _progress() as progress:
+        report = engine.index_paths("sample", [path], progress=_Bars(progress))
+    out.print("sample corpus: " + ", ".join(f"{k} {v}" for k, v in report.totals.items()))
+    print_result(engine.query("sample", question, params=QIterParams()), show_trace=True)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,153 @@
+"""Retrieval evaluation: question files in the benchmark forms, gold passages, recall@k.
+
+Question forms: HotpotQA and 2WikiMultiHopQA official (`supporting_facts`), MuSiQue official
+(`paragraphs` with `is_supporting`), and the simple form `[{"question", "gold_titles", "answer"?}]`.
+Gold passages are matched to the corpus by title where titles are unique, by title and text
+otherwise. Recall@k follows HippoRAG: per question |gold ∩ top-k| / |gold|, averaged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel
+
+from cuerag.documents import Document, content_id
+from cuerag.errors import InputError
+from cuerag.retrieval import RetrievalResult
+
+QuestionFormat = Literal["auto", "hotpotqa", "2wiki", "musique", "simple"]
+
+
+class Question(BaseModel):
+    id: str
+    question: str
+    gold_doc_ids: list[str]
+    answers: list[str] = []
+
+
+def detect_format(record: dict[str, Any]) -> QuestionFormat:
+    if "paragraphs" in record:
+        return "musique"
+    if "supporting_facts" in record:
+        return "2wiki" if "evidences" in record else "hotpotqa"
+    if "gold_titles" in record:
+        return "simple"
+    raise InputError(f"unknown question format (keys: {sorted(record)}); give --format")
+
+
+def load_questions(path: Path, corpus: Sequence[Document], fmt: QuestionFormat = "auto") -> list[Question]:
+    """Questions with their gold passages resolved to corpus document ids."""
+    if not path.exists():
+        raise InputError(f"question file not found: {path}")
+    try:
+        records = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not a valid JSON question file ({exc})") from exc
+    if not isinstance(records, list) or not records:
+        raise InputError(f"{path}: expected a non-empty list of questions")
+    corpus_ids = {d.id for d in corpus}
+    by_title: dict[str, list[str]] = {}
+    for doc in corpus:
+        by_title.setdefault(doc.title, []).append(doc.id)
+
+    def by_name(title: str, where: str) -> str:
+        ids = by_title.get(title)
+        if not ids:
+            raise InputError(f"{where}: gold passage {title!r} is not in the corpus")
+        return ids[0]
+
+    questions = []
+    for i, rec in enumerate(records):
+        kind = fmt if fmt != "auto" else detect_format(rec)
+        where = f"{path.name}[{i}]"
+        qid = str(rec.get("id", rec.get("_id", i)))
+        if kind == "musique":
+            gold = []
+            for p in rec["paragraphs"]:
+                if p.get("is_supporting"):
+                    did = content_id(p["title"].strip(), p["paragraph_text"])
+                    gold.append(did if did in corpus_ids else by_name(p["title"], where))
+            answers = [rec.get("answer", ""), *rec.get("answer_aliases", [])]
+        elif kind in ("hotpotqa", "2wiki"):
+            titles = list(dict.fromkeys(t for t, _ in rec["supporting_facts"]))
+            gold = [by_name(t, where) for t in titles]
+            answers = [rec.get("answer", "")]
+        else:
+            gold = [by_name(t, where) for t in rec["gold_titles"]]
+            answers = [rec["answer"]] if rec.get("answer") else []
+        questions.append(
+            Question(
+                id=qid,
+                question=rec["question"],
+                gold_doc_ids=list(dict.fromkeys(gold)),
+                answers=[a for a in answers if a],
+            )
+        )
+    return questions
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD-style: lower case, no punctuation, no articles, single spaces."""
+    text = text.lower()
+    text = "".join(ch for ch in text if ch not in set(string.punctuation))
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+def ranked_docs(result: RetrievalResult) -> list[str]:
+    """Document ids in rank order, each once (a document's best chunk counts)."""
+    return list(dict.fromkeys(hit.doc_id for hit in result.chunks))
+
+
+class MethodScores(BaseModel):
+    metrics: dict[str, float]
+    latency_ms_p50: float
+    latency_ms_p95: float
+
+
+def score_method(
+    questions: Sequence[Question],
+    run: Callable[[str], RetrievalResult],
+    ks: Sequence[int],
+    on_question: Callable[[int], None] | None = None,
+) -> tuple[MethodScores, list[dict[str, Any]]]:
+    """Run one method over every question; recall@k, all-recall@k and answer coverage@k."""
+    per_question = []
+    latencies = []
+    sums = {f"{m}@{k}": 0.0 for m in ("recall", "all_recall", "coverage") for k in ks}
+    for n, q in enumerate(questions, start=1):
+        started = time.perf_counter()
+        result = run(q.question)
+        latencies.append((time.perf_counter() - started) * 1000)
+        docs = ranked_docs(result)
+        gold = set(q.gold_doc_ids)
+        ranks = {g: docs.index(g) + 1 for g in gold if g in docs}
+        answers = [normalize_answer(a) for a in q.answers]
+        for k in ks:
+            hits = sum(1 for r in ranks.values() if r <= k)
+            sums[f"recall@{k}"] += hits / len(gold) if gold else 0.0
+            sums[f"all_recall@{k}"] += float(bool(gold) and hits == len(gold))
+            text = normalize_answer(" ".join(h.text for h in result.chunks[:k]))
+            sums[f"coverage@{k}"] += float(any(a and a in text for a in answers))
+        per_question.append({"id": q.id, "gold": q.gold_doc_ids, "ranks": ranks, "retrieved": docs[: max(ks)]})
+        if on_question:
+            on_question(n)
+    count = max(len(questions), 1)
+    metrics = {k: round(v / count, 4) for k, v in sums.items()}
+    lat = np.asarray(latencies) if latencies else np.zeros(1)
+    return (
+        MethodScores(
+            metrics=metrics,
+            latency_ms_p50=round(float(np.percentile(lat, 50)), 2),
+            latency_ms_p95=round(float(np.percentile(lat, 95)), 2),
+        ),
+        per_question,
+    )
