@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from cuerag.config import QIterParams, Settings
@@ -30,14 +30,16 @@ SAMPLE_QUESTION = "When did the 1979-80 European Cup winner win the FA Cup?"
 
 
 def _settings(ctx: typer.Context) -> Settings:
-    return ctx.obj["settings"]  # type: ignore[no-any-return]
+    settings: Settings = ctx.obj["settings"]
+    return settings
 
 
 def _engine(ctx: typer.Context) -> CueRag:
     if "engine" not in ctx.obj:
         with err.status("loading models…"):
             ctx.obj["engine"] = CueRag(_settings(ctx))
-    return ctx.obj["engine"]  # type: ignore[no-any-return]
+    engine: CueRag = ctx.obj["engine"]
+    return engine
 
 
 @app.callback()
@@ -225,3 +227,68 @@ def demo(
 
 def main() -> None:
     app()
+
+
+@app.command(name="eval")
+def eval_command(
+    ctx: typer.Context,
+    questions: Annotated[Path, typer.Option(help="Question file (HotpotQA, 2Wiki, MuSiQue or simple form).")],
+    corpus_file: Annotated[Path, typer.Option("--corpus", help="Corpus file ([{title,text}] or {title: sentences}).")],
+    methods: Annotated[str, typer.Option(help="Comma-separated: qiter, dense.")] = "qiter,dense",
+    k: Annotated[str, typer.Option("--k", help="Comma-separated cut-offs for recall@k.")] = "2,5",
+    out_dir: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("eval-out"),
+    limit: Annotated[int | None, typer.Option(help="Only the first N questions.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="auto, hotpotqa, 2wiki, musique or simple.")] = "auto",
+) -> None:
+    """Measure recall@k of gold passages for each method over one index of the corpus."""
+    from cuerag.documents import load_paths
+    from cuerag.evaluation import EvalRun, corpus_name_for, load_questions, score_method, write_report
+
+    try:
+        ks = sorted({int(x) for x in k.split(",") if x.strip()})
+        names = [m.strip() for m in methods.split(",") if m.strip()]
+        unknown = [m for m in names if m not in ("qiter", "dense")]
+        if unknown or not names:
+            raise CueRagError(f"unknown method(s) {unknown}; choose from qiter, dense")
+        if not ks or ks[0] < 1:
+            raise CueRagError("--k needs positive integers, e.g. 2,5")
+        docs = load_paths([corpus_file])
+        qs = load_questions(questions, docs, fmt)[:limit]  # type: ignore[arg-type]
+        engine = _engine(ctx)
+        corpus = corpus_name_for(corpus_file)
+        with _progress() as progress:
+            engine.index_documents(corpus, docs, progress=_Bars(progress))
+            params = QIterParams(top_n=max(ks))
+            results: dict[str, dict[str, float]] = {}
+            per_question: dict[str, dict[str, Any]] = {
+                q.id: {"question": q.question, "gold": q.gold_doc_ids} for q in qs
+            }
+            for name in names:
+                task = progress.add_task(f"eval {name}", total=len(qs))
+
+                def run(question: str, name: str = name) -> RetrievalResult:
+                    return engine.query(corpus, question, params=params, method=name)  # type: ignore[arg-type]
+
+                def tick(n: int, task: TaskID = task) -> None:
+                    progress.update(task, completed=n)
+
+                scores, rows = score_method(qs, run, ks, tick)
+                results[name] = {
+                    **scores.metrics,
+                    "latency_ms_p50": scores.latency_ms_p50,
+                    "latency_ms_p95": scores.latency_ms_p95,
+                }
+                for row in rows:
+                    per_question[row["id"]][name] = {"ranks": row["ranks"], "retrieved": row["retrieved"]}
+    except CueRagError as exc:
+        raise _fail(exc) from exc
+    run_record = EvalRun(
+        questions_file=str(questions),
+        corpus_file=str(corpus_file),
+        corpus=corpus,
+        ks=ks,
+        methods=results,
+        questions=[{"id": qid, **row} for qid, row in per_question.items()],
+    )
+    write_report(run_record, out_dir)
+    out.print((out_dir / "report.md").read_text())

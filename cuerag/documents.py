@@ -104,9 +104,11 @@ def documents_from_json(data: Any, where: str) -> list[Document]:
 
 def _load_json_file(path: Path) -> list[Document]:
     text = _read_text(path)
-    if path.suffix in {".jsonl", ".ndjson"}:
+    if path.suffix.lower() in {".jsonl", ".ndjson"}:
         docs = []
-        for lineno, line in enumerate(text.splitlines(), start=1):
+        # Split on "\n" only: str.splitlines() also breaks on U+2028 and friends, which JSON
+        # strings may hold.
+        for lineno, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
             try:
@@ -126,7 +128,7 @@ def _load_json_file(path: Path) -> list[Document]:
 
 def _title_of_text_file(path: Path, text: str) -> str:
     """A Markdown file's first heading, else the file name without its suffix."""
-    if path.suffix in {".md", ".markdown"}:
+    if path.suffix.lower() in {".md", ".markdown"}:
         for line in text.splitlines():
             if line.startswith("#"):
                 heading = line.lstrip("#").strip()

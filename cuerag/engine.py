@@ -8,6 +8,7 @@ writer is refused with a clear error instead of waiting.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 import threading
@@ -150,12 +151,26 @@ class CueRag:
             graph = self.graph(corpus)
             indexer = Indexer(settings=self.settings, models=self.models, text=self.text, store=self.store)
             report = indexer.run(corpus, docs, graph, progress=progress)
-            fresh = load_graph(self.store, corpus, dim=dim)
+            fresh = self._collect_orphans(corpus, load_graph(self.store, corpus, dim=dim))
             with self._graph_lock:
                 self._graphs[corpus] = fresh
             report.totals = fresh.sizes
         log.info("indexed %s: %s", corpus, report.model_dump(exclude={"totals", "stage_seconds"}))
         return report
+
+    def _collect_orphans(self, corpus: str, graph: Graph) -> Graph:
+        """Delete stored units and entities that no live chunk reaches. Runs under the writer
+        lock, after the run's chunks are stored, so it never removes what a run still needs."""
+        self.store.delete(collection_name(corpus, "units"), graph.orphan_unit_ids)
+        self.store.delete(collection_name(corpus, "entities"), graph.orphan_entity_ids)
+        if graph.orphan_unit_ids or graph.orphan_entity_ids:
+            log.info(
+                "removed %d orphan units and %d orphan entities from %s",
+                len(graph.orphan_unit_ids),
+                len(graph.orphan_entity_ids),
+                corpus,
+            )
+        return dataclasses.replace(graph, orphan_unit_ids=[], orphan_entity_ids=[])
 
     def index_paths(self, corpus: str, paths: Sequence[str | Path], *, progress: Progress | None = None) -> IndexReport:
         """Read and validate every file first, then index; a bad file stops the run before any write."""

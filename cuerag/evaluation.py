@@ -151,3 +151,41 @@ def score_method(
         ),
         per_question,
     )
+
+
+def corpus_name_for(path: Path) -> str:
+    """Eval corpora are named after their file's content, so a changed file is a new corpus."""
+    import hashlib
+
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    return f"eval-{digest}"
+
+
+class EvalRun(BaseModel):
+    """What `cuerag eval` writes to results.json."""
+
+    questions_file: str
+    corpus_file: str
+    corpus: str
+    ks: list[int]
+    methods: dict[str, dict[str, float]]
+    questions: list[dict[str, Any]]
+
+
+def write_report(run: EvalRun, out_dir: Path) -> None:
+    """results.json (machine-readable) and report.md (a table)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "results.json").write_text(run.model_dump_json(indent=2))
+    metrics = [f"recall@{k}" for k in run.ks] + [f"all_recall@{k}" for k in run.ks] + [f"coverage@{k}" for k in run.ks]
+    lines = [
+        f"# Retrieval evaluation: {Path(run.questions_file).name}",
+        "",
+        f"{len(run.questions)} questions, corpus `{Path(run.corpus_file).name}` (index `{run.corpus}`).",
+        "",
+        "| method | " + " | ".join(metrics) + " | p50 ms | p95 ms |",
+        "|---|" + "---|" * (len(metrics) + 2),
+    ]
+    for name, m in run.methods.items():
+        cells = [f"{m[x]:.3f}" for x in metrics]
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {m['latency_ms_p50']:.1f} | {m['latency_ms_p95']:.1f} |")
+    (out_dir / "report.md").write_text("\n".join(lines) + "\n")

@@ -57,6 +57,9 @@ class Graph:
     entity_names: list[str]
     entity_labels: list[str]
     entity_units: list[list[int]]
+    # Stored points no live chunk reaches (left by a killed run or a replaced document).
+    orphan_unit_ids: list[str] = field(default_factory=list)
+    orphan_entity_ids: list[str] = field(default_factory=list)
     chunk_pos: dict[str, int] = field(init=False)
     unit_pos: dict[str, int] = field(init=False)
     entity_pos: dict[str, int] = field(init=False)
@@ -136,6 +139,19 @@ def build_graph(
             linked.append(entity_pos[eid])
         unit_entities.append(linked)
 
+    # A chunk's title names what its sentences are about: every unit of the chunk mentions it,
+    # even "He was born in London" (a cheap stand-in for the pronoun resolution an LLM would do).
+    for chunk, members in zip(chunk_list, chunk_units, strict=True):
+        eid = chunk.payload.get("title_entity_id")
+        if eid is None or eid not in entity_by_id:
+            continue
+        if eid not in entity_pos:
+            entity_pos[eid] = len(entity_ids)
+            entity_ids.append(eid)
+        for u in members:
+            if entity_pos[eid] not in unit_entities[u]:
+                unit_entities[u].append(entity_pos[eid])
+
     entity_units: list[list[int]] = [[] for _ in entity_ids]
     for u, linked in enumerate(unit_entities):
         for e in linked:
@@ -162,6 +178,8 @@ def build_graph(
         entity_names=[entity_by_id[e].payload.get("name", "") for e in entity_ids],
         entity_labels=[entity_by_id[e].payload.get("label", "") for e in entity_ids],
         entity_units=entity_units,
+        orphan_unit_ids=sorted(unit_by_id.keys() - unit_pos.keys()),
+        orphan_entity_ids=sorted(entity_by_id.keys() - entity_pos.keys()),
     )
 
 

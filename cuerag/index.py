@@ -67,6 +67,7 @@ class _Plan:
     unit_texts: dict[str, str] = field(default_factory=dict)  # id -> text, new units only
     unit_entities: dict[str, list[str]] = field(default_factory=dict)
     entities: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (name, label), new only
+    kept_entities: set[str] = field(default_factory=set)  # existing entities the new units mention
     stale_chunks: list[str] = field(default_factory=list)
 
 
@@ -137,7 +138,7 @@ class Indexer:
                     if uid in graph.unit_pos:
                         continue
                     plan.unit_texts.setdefault(uid, sentence)
-                payload = {
+                payload: dict[str, object] = {
                     "doc_id": doc.id,
                     "title": piece.title,
                     "text": piece.text,
@@ -145,6 +146,13 @@ class Indexer:
                     "tokens": piece.tokens,
                     "unit_ids": unit_ids,
                 }
+                if self._settings.title_entities and normalize_entity(piece.title):
+                    eid = entity_point_id(piece.title)
+                    payload["title_entity_id"] = eid
+                    if eid in graph.entity_pos:
+                        plan.kept_entities.add(eid)
+                    else:
+                        plan.entities.setdefault(eid, (piece.title, "TITLE"))
                 plan.chunks.append(StoredPoint(id=cid, payload=payload))
                 plan.chunk_texts.append(piece.full_text)
             progress("split", n, len(docs))
@@ -158,7 +166,6 @@ class Indexer:
     def _plan_entities(self, plan: _Plan, graph: Graph, report: IndexReport, progress: Progress) -> None:
         texts = list(plan.unit_texts.values())
         ids = list(plan.unit_texts.keys())
-        kept: set[str] = set()
         for start in range(0, len(texts), _EMBED_SLICE):
             mentions = self._models.ner.extract(texts[start : start + _EMBED_SLICE])
             for uid, found in zip(ids[start : start + _EMBED_SLICE], mentions, strict=True):
@@ -172,13 +179,13 @@ class Indexer:
                         continue
                     linked.append(eid)
                     if eid in graph.entity_pos:
-                        kept.add(eid)
+                        plan.kept_entities.add(eid)
                     else:
                         plan.entities.setdefault(eid, (surface.strip(), label))
                 plan.unit_entities[uid] = linked
             progress("ner", min(start + _EMBED_SLICE, len(texts)), len(texts))
         report.entities_added = len(plan.entities)
-        report.entities_kept = len(kept)
+        report.entities_kept = len(plan.kept_entities)
 
     def _embed(self, stage: str, texts: list[str], progress: Progress) -> np.ndarray:
         embedder = self._models.embedder

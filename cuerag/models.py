@@ -71,7 +71,9 @@ class SentenceTransformerEmbedder:
         except Exception as exc:  # the library raises many kinds; all mean "cannot load"
             raise ModelLoadError(f"cannot load embedder {name!r}: {exc}") from exc
         self.name = name
-        dim = self._model.get_sentence_embedding_dimension()
+        # sentence-transformers renamed the method in v5; support both.
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        dim = get_dim()
         if dim is None:
             raise ModelLoadError(f"embedder {name!r} does not report its embedding dimension")
         self.dim = int(dim)
@@ -172,7 +174,7 @@ class SpacyNer:
             raise ModelLoadError(f"spaCy model {name!r} has no 'ner' component")
         # A component is needed only if NER listens to it (a shared tok2vec); drop the rest.
         needed = {"ner"} | set(_listened_to(nlp))
-        nlp.disable_pipes(*[p for p in nlp.pipe_names if p not in needed])
+        nlp.select_pipes(disable=[p for p in nlp.pipe_names if p not in needed])
         self._nlp = nlp
         self._labels = frozenset(labels)
         self.name = name

@@ -234,7 +234,7 @@ class Retriever:
         # Algorithm 4: beam search over D depths.
         beam = [_Path(order=(), via=(), vector=qvec, anchors=start_entities)]
         depths: list[DepthTrace] = []
-        collected: dict[int, None] = {}
+        collected: dict[int, float] = {}  # unit -> best score of a kept path holding it
         for depth in range(1, params.depth + 1):
             candidates: dict[frozenset[int], _Path] = {}
             for path in beam:
@@ -255,8 +255,9 @@ class Retriever:
             ranked = sorted(zip(scores.tolist(), range(len(paths)), strict=True), key=lambda t: (-t[0], t[1]))
             beam = [paths[i] for _, i in ranked[: params.beam]]
             kept_scores = [s for s, _ in ranked[: params.beam]]
-            for path in beam:
-                collected.update(dict.fromkeys(path.order))
+            for path, score in zip(beam, kept_scores, strict=True):
+                for unit in path.order:
+                    collected[unit] = max(score, collected.get(unit, float("-inf")))
             depths.append(
                 DepthTrace(
                     depth=depth,
@@ -272,6 +273,9 @@ class Retriever:
                 chunk_units.setdefault(c, []).append(unit)
         chunks = list(chunk_units)
         chunk_scores = self._scorer.score_chunks(query, qvec, chunks)
+        if params.path_weight > 0 and chunks:
+            evidence = np.asarray([max(collected[u] for u in chunk_units[c]) for c in chunks], dtype=np.float32)
+            chunk_scores = (1 - params.path_weight) * chunk_scores + params.path_weight * evidence
         order = sorted(range(len(chunks)), key=lambda i: (-float(chunk_scores[i]), chunks[i]))[: params.top_n]
         hits = [self._chunk_hit(chunks[i], float(chunk_scores[i]), "graph", chunk_units[chunks[i]]) for i in order]
         if params.fill_with_dense and len(hits) < params.top_n:

@@ -45,7 +45,7 @@ def _blocks(text: str) -> list[str]:
         if not line.strip():
             blocks.append([])
         elif _BLOCK_START.match(line):
-            blocks.append([line.strip().lstrip("#>*+-").strip()])
+            blocks.append([_BLOCK_START.sub("", line, count=1).strip()])
             blocks.append([])
         else:
             blocks[-1].append(line)
@@ -85,7 +85,9 @@ class TextTools:
         chunks = []
         for index, start in enumerate(range(0, len(tokens), step)):
             window = tokens[start : start + max_tokens]
-            piece = self.encoding.decode(window).strip()
+            # A window edge can fall inside a multi-byte character: drop the partial bytes there
+            # rather than emit U+FFFD.
+            piece = self.encoding.decode_bytes(window).decode("utf-8", errors="ignore").strip()
             if piece:
                 chunks.append(TextChunk(index, title, piece, len(window)))
             if start + max_tokens >= len(tokens):

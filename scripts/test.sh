@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Set up, then run the checks: lint, type check, and the test suite (real models, real embedded Qdrant).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+.venv/bin/ruff check cuerag tools server tests
+.venv/bin/ruff format --check cuerag tools server tests
+.venv/bin/mypy
+.venv/bin/python -m pytest -q "$@"

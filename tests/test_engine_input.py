@@ -1,0 +1,106 @@
+"""Bad input through the engine: refused before anything is written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import point_counts
+
+from cuerag.documents import Document
+from cuerag.engine import CueRag
+from cuerag.errors import CueRagError, InputError, InvalidNameError
+from cuerag.graph import load_graph
+
+
+def test_missing_path_creates_nothing(engine: CueRag, tmp_path: Path) -> None:
+    before = engine.corpora()
+    with pytest.raises(InputError, match="path not found"):
+        engine.index_paths("fresh", [tmp_path / "missing.json"])
+    assert engine.corpora() == before == []
+    assert engine.store.list_collections() == []
+
+
+def test_good_and_malformed_file_in_a_folder_writes_nothing(engine: CueRag, tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a-good.json").write_text(
+        json.dumps([{"id": "g", "title": "Good", "text": "Vienna lies on the Danube."}])
+    )
+    (folder / "b-bad.json").write_text('[{"title": "Bad", "text": "broken"')
+    with pytest.raises(InputError, match=r"b-bad\.json: not valid JSON"):
+        engine.index_paths("fresh", [folder])
+    assert engine.corpora() == []
+    assert engine.store.list_collections() == []
+
+
+def test_bad_input_leaves_an_existing_corpus_untouched(engine: CueRag, tmp_path: Path) -> None:
+    engine.index_documents("kept", [Document(id="v", title="Vienna", text="Vienna lies on the Danube.")])
+    counts = point_counts(engine, "kept")
+    graph = engine.graph("kept")
+
+    good = tmp_path / "good.txt"
+    good.write_text("Salzburg lies on the Salzach.")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"title": "A", "text": "ok"}\n{oops}\n')
+    with pytest.raises(InputError, match="line 2 is not valid JSON"):
+        engine.index_paths("kept", [good, bad])
+    with pytest.raises(InputError, match="path not found"):
+        engine.index_paths("kept", [good, tmp_path / "nope.md"])
+
+    assert engine.corpora() == ["kept"]
+    assert point_counts(engine, "kept") == counts
+    assert load_graph(engine.store, "kept", dim=engine.models.embedder.dim).chunk_ids == graph.chunk_ids
+    assert engine.info("kept").documents == 1
+
+
+def test_documents_without_text_write_nothing(engine: CueRag) -> None:
+    with pytest.raises(InputError, match="no document has any text"):
+        engine.index_documents("fresh", [Document(id="a", title="A", text="  \n")])
+    with pytest.raises(InputError, match="no document has any text"):
+        engine.index_documents("fresh", [])
+    assert engine.corpora() == []
+
+
+def test_invalid_corpus_name_writes_nothing(engine: CueRag, tmp_path: Path) -> None:
+    good = tmp_path / "good.txt"
+    good.write_text("Salzburg lies on the Salzach.")
+    with pytest.raises(InvalidNameError, match="invalid corpus name 'no spaces'"):
+        engine.index_paths("no spaces", [good])
+    assert engine.store.list_collections() == []
+
+
+def test_errors_share_one_base_class() -> None:
+    assert issubclass(InputError, CueRagError)
+    assert issubclass(InvalidNameError, CueRagError)
+
+
+def test_index_paths_then_query(engine: CueRag, tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "vienna.md").write_text("# Vienna\nVienna is the capital of Austria. It lies on the Danube.\n")
+    (folder / "salzburg.txt").write_text("Salzburg is a city in Austria. Mozart was born in Salzburg.\n")
+    report = engine.index_paths("mini", [folder])
+    assert report.documents_added == 2
+    assert report.totals["documents"] == 2
+    assert engine.corpora() == ["mini"]
+    result = engine.query("mini", "Where was Mozart born?", method="dense")
+    assert result.chunks[0].title == "salzburg"
+    titles = {h.title for h in engine.query("mini", "What is the capital of Austria?").chunks}
+    assert titles == {"Vienna", "salzburg"}
+
+
+def test_drop_corpus(engine: CueRag) -> None:
+    from cuerag.errors import CorpusNotFoundError
+
+    engine.index_documents("gone", [Document(id="v", title="Vienna", text="Vienna lies on the Danube.")])
+    engine.index_documents("stays", [Document(id="s", title="Salzburg", text="Salzburg lies on the Salzach.")])
+    engine.drop_corpus("gone")
+    assert engine.corpora() == ["stays"]
+    assert not any("gone" in name for name in engine.store.list_collections())
+    with pytest.raises(CorpusNotFoundError, match="corpora that exist: stays"):
+        engine.query("gone", "Where is Vienna?")
+    with pytest.raises(CorpusNotFoundError):
+        engine.drop_corpus("gone")
+    assert engine.info("stays").chunks == 1

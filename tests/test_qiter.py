@@ -1,0 +1,392 @@
+"""Q-Iter and the dense baseline on the sample corpus: the paper's toy case, parameters, the
+ablation switches, and the errors a bad query gets."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from conftest import SAMPLE
+
+from cuerag.config import QIterParams
+from cuerag.engine import CueRag, make_params
+from cuerag.errors import CorpusNotFoundError, InvalidNameError, ParameterError
+from cuerag.ids import entity_point_id
+from cuerag.retrieval import RetrievalResult, Retriever
+
+TOY = "When did the 1979-80 European Cup winner win the FA Cup?"
+EC_SENTENCE = (
+    "The European Cup was won by Nottingham Forest in the 1979-80 season, who beat Hamburg 1-0 in the final in Madrid."
+)
+FA_SENTENCE = "Nottingham Forest won the FA Cup in 1898 and 1959."
+
+QUESTIONS = [
+    TOY,
+    "Where was the manager of Nottingham Forest born?",
+    "In which country is the city where Mozart was born?",
+    "Who was the brother of the wife of Lothair II?",
+    "Who shared the Nobel Prize with Marie Curie and where was he born?",
+    "Which river flows through the city where Mozart died?",
+    "Who did Nottingham Forest beat in the 1980 European Cup final and when did that club win the competition?",
+    "Which composers worked in the capital of Austria?",
+    "Where was the manager who won the league with Derby County born?",
+]
+
+
+def qiter(engine: CueRag, question: str = TOY, **params: object) -> RetrievalResult:
+    result = engine.query(SAMPLE, question, params=make_params(**params))
+    assert result.method == "qiter"
+    assert result.trace is not None
+    return result
+
+
+def scores(result: RetrievalResult) -> list[float]:
+    return [h.score for h in result.chunks]
+
+
+def path_signature(result: RetrievalResult) -> list[list[tuple[str, ...]]]:
+    assert result.trace is not None
+    return [[tuple(p.unit_ids) for p in d.paths] for d in result.trace.depths]
+
+
+# ---- the toy case ---------------------------------------------------------------------------------
+
+
+def test_toy_question_finds_the_second_hop_chunk(sample_engine: CueRag) -> None:
+    result = qiter(sample_engine)
+    docs = [h.doc_id for h in result.chunks]
+    assert len(docs) == 5
+    assert "nottingham-forest-fa-cup" in docs
+    assert "european-cup-1980" in docs
+    fa_hit = next(h for h in result.chunks if h.doc_id == "nottingham-forest-fa-cup")
+    assert fa_hit.source == "graph"
+    g = sample_engine.graph(SAMPLE)
+    assert g.unit_ids[g.unit_texts.index(FA_SENTENCE)] in fa_hit.unit_ids
+
+
+def test_toy_question_trace_walks_through_nottingham_forest(sample_engine: CueRag) -> None:
+    trace = qiter(sample_engine).trace
+    assert trace is not None
+    walks = [
+        p
+        for d in trace.depths
+        for p in d.paths
+        if EC_SENTENCE in p.unit_texts
+        and FA_SENTENCE in p.unit_texts
+        and p.unit_texts.index(FA_SENTENCE) == p.unit_texts.index(EC_SENTENCE) + 1
+    ]
+    assert walks, "no kept path goes from the European Cup sentence to the FA Cup sentence"
+    for path in walks:
+        step = path.unit_texts.index(FA_SENTENCE)
+        assert path.via_entities[step] == "Nottingham Forest"
+        assert "Nottingham Forest" in path.via_entities
+        assert len(path.via_entities) == len(path.unit_ids) == len(path.unit_texts)
+
+
+def test_results_are_sorted_by_score(sample_engine: CueRag) -> None:
+    for question in QUESTIONS[:4]:
+        result = qiter(sample_engine, question)
+        graph_scores = [h.score for h in result.chunks if h.source == "graph"]
+        assert graph_scores == sorted(graph_scores, reverse=True)
+        assert len({h.chunk_id for h in result.chunks}) == len(result.chunks)
+    toy = qiter(sample_engine)
+    assert all(h.source == "graph" for h in toy.chunks)
+    assert scores(toy) == sorted(scores(toy), reverse=True)
+
+
+def test_chunk_scores_are_cosines_with_the_question(sample_engine: CueRag) -> None:
+    result = qiter(sample_engine)
+    retriever = sample_engine.retriever(SAMPLE)
+    q = retriever.embed_query(TOY)
+    g = retriever.graph
+    for hit in result.chunks:
+        assert hit.score == pytest.approx(float(g.chunk_vectors[g.chunk_pos[hit.chunk_id]] @ q), abs=1e-5)
+
+
+def test_trace_depths_are_ranked_and_bounded_by_the_beam(sample_engine: CueRag) -> None:
+    result = qiter(sample_engine, beam=3, depth=3)
+    trace = result.trace
+    assert trace is not None
+    assert 1 <= len(trace.depths) <= 3
+    for depth, d in enumerate(trace.depths, start=1):
+        assert d.depth == depth
+        assert 1 <= len(d.paths) <= 3
+        assert d.candidates >= len(d.paths)
+        path_scores = [p.score for p in d.paths]
+        assert path_scores == sorted(path_scores, reverse=True)
+        assert all(len(p.unit_ids) == depth for p in d.paths)
+        assert all(len(set(p.unit_ids)) == depth for p in d.paths)  # a path never revisits a unit
+    collected = {u for d in trace.depths for p in d.paths for u in p.unit_ids}
+    assert trace.collected_units == len(collected)
+    for hit in result.chunks:
+        assert set(hit.unit_ids) <= collected
+
+
+def test_exact_name_match_links_first(sample_engine: CueRag) -> None:
+    retriever = sample_engine.retriever(SAMPLE)
+    anchors = retriever.link_mention("FA Cup", 3)
+    assert anchors[0].entity_id == entity_point_id("the FA Cup")
+    assert anchors[0].score == 1.0
+    assert len(anchors) == 3
+    assert len({a.entity_id for a in anchors}) == 3
+
+
+# ---- parameters -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("top_n", [1, 2, 3, 7])
+def test_top_n_is_respected(sample_engine: CueRag, top_n: int) -> None:
+    result = qiter(sample_engine, top_n=top_n)
+    assert len(result.chunks) == top_n
+
+
+def test_smaller_top_n_is_a_prefix(sample_engine: CueRag) -> None:
+    five = [h.chunk_id for h in qiter(sample_engine, top_n=5).chunks]
+    two = [h.chunk_id for h in qiter(sample_engine, top_n=2).chunks]
+    assert two == five[:2]
+
+
+def test_fill_with_dense_tops_up_after_graph_hits(sample_engine: CueRag) -> None:
+    total = len(sample_engine.graph(SAMPLE).chunk_ids)
+    filled = qiter(sample_engine, top_n=total)
+    reached = filled.trace.candidate_chunks  # type: ignore[union-attr]
+    assert 0 < reached < total
+    sources = [h.source for h in filled.chunks]
+    assert sources == ["graph"] * reached + ["dense"] * (total - reached)
+    assert len({h.chunk_id for h in filled.chunks}) == total
+    dense_part = [h.score for h in filled.chunks if h.source == "dense"]
+    assert dense_part == sorted(dense_part, reverse=True)
+
+    unfilled = qiter(sample_engine, top_n=total, fill_with_dense=False)
+    assert [h.chunk_id for h in unfilled.chunks] == [h.chunk_id for h in filled.chunks[:reached]]
+    assert all(h.source == "graph" for h in unfilled.chunks)
+
+
+def test_default_params_are_the_papers() -> None:
+    params = make_params()
+    assert (params.k, params.depth, params.beam, params.top_n) == (3, 3, 5, 5)
+    assert params.knowledge_anchoring and params.spreading_activation and params.query_update
+    assert make_params(k=None, top_n=None) == QIterParams()
+    assert make_params(k=7, depth=0, beam=50, top_n=100) == QIterParams(k=7, depth=0, beam=50, top_n=100)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("k", 0),
+        ("k", 51),
+        ("depth", -1),
+        ("depth", 11),
+        ("beam", 0),
+        ("beam", 51),
+        ("top_n", 0),
+        ("top_n", 101),
+    ],
+)
+def test_out_of_range_parameters(field: str, value: int) -> None:
+    with pytest.raises(ParameterError) as err:
+        make_params(**{field: value})
+    message = str(err.value)
+    assert re.search(rf"(^|[ ;]){field}: ", message), message
+    assert f"(got {value})" in message
+    other_fields = {"k", "depth", "beam", "top_n"} - {field}
+    assert not any(re.search(rf"(^|[ ;]){f}: ", message) for f in other_fields)
+
+
+def test_all_bad_parameters_are_named_at_once() -> None:
+    with pytest.raises(ParameterError) as err:
+        make_params(k=0, top_n=0)
+    assert "k: " in str(err.value) and "top_n: " in str(err.value)
+
+
+def test_unknown_method(sample_engine: CueRag) -> None:
+    with pytest.raises(ParameterError, match="unknown method 'sparse'"):
+        sample_engine.query(SAMPLE, TOY, method="sparse")  # type: ignore[arg-type]
+
+
+# ---- ablations ------------------------------------------------------------------------------------
+
+
+def test_without_spreading_activation_no_query_entity_anchors(sample_engine: CueRag) -> None:
+    full = qiter(sample_engine)
+    assert any(a.source == "query_entity" for a in full.trace.anchors)  # type: ignore[union-attr]
+    assert full.trace.query_entities  # type: ignore[union-attr]
+
+    result = qiter(sample_engine, spreading_activation=False)
+    trace = result.trace
+    assert trace is not None
+    assert trace.query_entities == []
+    assert trace.anchors
+    assert all(a.source == "unit" for a in trace.anchors)
+    assert trace.depths
+
+
+def test_without_knowledge_anchoring_no_unit_anchors(sample_engine: CueRag) -> None:
+    full = qiter(sample_engine)
+    assert any(a.source == "unit" for a in full.trace.anchors)  # type: ignore[union-attr]
+
+    trace = qiter(sample_engine, knowledge_anchoring=False).trace
+    assert trace is not None
+    assert trace.anchors
+    assert all(a.source == "query_entity" for a in trace.anchors)
+    assert trace.depths
+
+
+def test_without_any_anchoring_there_is_no_walk(sample_engine: CueRag) -> None:
+    filled = qiter(sample_engine, knowledge_anchoring=False, spreading_activation=False)
+    trace = filled.trace
+    assert trace is not None
+    assert (trace.anchors, trace.depths, trace.collected_units, trace.candidate_chunks) == ([], [], 0, 0)
+    dense = sample_engine.query(SAMPLE, TOY, method="dense")
+    assert [h.source for h in filled.chunks] == ["dense"] * 5
+    assert [h.chunk_id for h in filled.chunks] == [h.chunk_id for h in dense.chunks]
+
+    empty = qiter(sample_engine, knowledge_anchoring=False, spreading_activation=False, fill_with_dense=False)
+    assert empty.chunks == []
+
+
+def test_depth_zero_is_the_dense_baseline(sample_engine: CueRag) -> None:
+    result = qiter(sample_engine, depth=0)
+    assert result.trace.depths == []  # type: ignore[union-attr]
+    assert result.trace.anchors  # anchoring still ran  # type: ignore[union-attr]
+    dense = sample_engine.query(SAMPLE, TOY, method="dense")
+    assert [h.chunk_id for h in result.chunks] == [h.chunk_id for h in dense.chunks]
+
+
+def test_query_vector_subtracts_units(sample_engine: CueRag) -> None:
+    retriever = sample_engine.retriever(SAMPLE)
+    g = retriever.graph
+    ec = g.unit_texts.index(EC_SENTENCE)
+    fa = g.unit_texts.index(FA_SENTENCE)
+    raw = retriever.query_vector(TOY)
+    assert np.allclose(raw, retriever.embed_query(TOY))
+    once = retriever.query_vector(TOY, [g.unit_ids[ec]])
+    assert np.allclose(once, raw - g.unit_vectors[ec])
+    twice = retriever.query_vector(TOY, [g.unit_ids[ec], g.unit_ids[fa]])
+    assert np.allclose(twice, raw - g.unit_vectors[ec] - g.unit_vectors[fa])
+
+
+def test_update_reorders_an_entitys_units(sample_engine: CueRag) -> None:
+    retriever = sample_engine.retriever(SAMPLE)
+    g = retriever.graph
+    forest = g.entity_pos[entity_point_id("Nottingham Forest")]
+    ec = g.unit_texts.index(EC_SENTENCE)
+    n = len(g.entity_units[forest])
+    assert n >= 3
+    raw = [u for u, _ in retriever.adjacent_units(forest, retriever.query_vector(TOY), n)]
+    updated = [u for u, _ in retriever.adjacent_units(forest, retriever.query_vector(TOY, [g.unit_ids[ec]]), n)]
+    assert sorted(raw) == sorted(updated) == sorted(g.entity_units[forest])
+    # The unit already on the path is the best match for the raw query and the worst once subtracted.
+    assert raw[0] == ec
+    assert updated[-1] == ec
+    assert raw != updated
+    # Excluding a unit removes it; k cuts the list.
+    assert ec not in [u for u, _ in retriever.adjacent_units(forest, retriever.query_vector(TOY), n, {ec})]
+    assert len(retriever.adjacent_units(forest, retriever.query_vector(TOY), 2)) == 2
+
+
+def _check_paths_follow_the_update_rule(retriever: Retriever, result: RetrievalResult, k: int, update: bool) -> int:
+    """Every step of every kept path picks one of the top-k units of its via entity, scored against
+    the query minus the path's earlier units (update) or the raw query (no update). Returns the
+    number of steps checked."""
+    g = retriever.graph
+    q = retriever.embed_query(result.query)
+    checked = 0
+    assert result.trace is not None
+    for depth in result.trace.depths:
+        for path in depth.paths:
+            vector = q
+            for i, (uid, via) in enumerate(zip(path.unit_ids, path.via_entities, strict=True)):
+                entity = g.entity_pos[entity_point_id(via)]
+                earlier = path.unit_ids[:i]
+                if update and i:
+                    vector = vector - g.unit_vectors[g.unit_pos[earlier[-1]]]  # = query_vector(q, earlier)
+                exclude = {g.unit_pos[u] for u in earlier}
+                top = [u for u, _ in retriever.adjacent_units(entity, vector, k, exclude)]
+                assert g.unit_pos[uid] in top, (result.query, path.unit_texts, i)
+                if i:
+                    assert entity in g.unit_entities[g.unit_pos[earlier[-1]]]  # reached through the last unit
+                checked += 1
+    return checked
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_paths_follow_the_query_update_setting(sample_engine: CueRag, k: int) -> None:
+    retriever = sample_engine.retriever(SAMPLE)
+    steps = 0
+    for question in QUESTIONS:
+        for update in (True, False):
+            result = qiter(sample_engine, question, k=k, query_update=update)
+            steps += _check_paths_follow_the_update_rule(retriever, result, k, update)
+    assert steps > 50
+
+
+def test_query_update_changes_the_walk(sample_engine: CueRag) -> None:
+    retriever = sample_engine.retriever(SAMPLE)
+    differing = 0
+    for question in QUESTIONS:
+        updated = qiter(sample_engine, question, k=1, query_update=True)
+        raw = qiter(sample_engine, question, k=1, query_update=False)
+        if path_signature(updated) == path_signature(raw):
+            continue
+        differing += 1
+        # Where the walks differ, each one breaks the other setting's rule: the check above can fail.
+        with pytest.raises(AssertionError):
+            _check_paths_follow_the_update_rule(retriever, updated, 1, update=False)
+        with pytest.raises(AssertionError):
+            _check_paths_follow_the_update_rule(retriever, raw, 1, update=True)
+    assert differing >= 1
+
+
+# ---- dense baseline -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("top_n", [1, 5, 15])
+def test_dense_is_the_top_chunks_by_cosine(sample_engine: CueRag, top_n: int) -> None:
+    result = sample_engine.query(SAMPLE, TOY, method="dense", params=make_params(top_n=top_n))
+    assert result.method == "dense"
+    assert result.trace is None
+    assert len(result.chunks) == top_n
+    assert all(h.source == "dense" and h.unit_ids == [] for h in result.chunks)
+    assert scores(result) == sorted(scores(result), reverse=True)
+    retriever = sample_engine.retriever(SAMPLE)
+    g = retriever.graph
+    cosines = g.chunk_vectors @ retriever.embed_query(TOY)
+    expected = [g.chunk_ids[c] for c in np.argsort(-cosines, kind="stable")[:top_n]]
+    assert [h.chunk_id for h in result.chunks] == expected
+    for hit in result.chunks:
+        assert hit.score == pytest.approx(float(cosines[g.chunk_pos[hit.chunk_id]]), abs=1e-4)
+        assert hit.doc_id == g.chunk_docs[g.chunk_pos[hit.chunk_id]]
+    assert result.chunks[0].doc_id == "european-cup-1980"
+
+
+# ---- errors ---------------------------------------------------------------------------------------
+
+
+def test_unknown_corpus_lists_existing_ones(sample_engine: CueRag) -> None:
+    with pytest.raises(CorpusNotFoundError) as err:
+        sample_engine.query("wikipedia", TOY)
+    assert str(err.value) == "unknown corpus 'wikipedia'; corpora that exist: sample"
+    assert err.value.available == ["sample"]
+    with pytest.raises(CorpusNotFoundError):
+        sample_engine.query("wikipedia", TOY, method="dense")
+
+
+def test_unknown_corpus_on_an_empty_store(engine: CueRag) -> None:
+    with pytest.raises(CorpusNotFoundError, match="none yet"):
+        engine.query("anything", TOY)
+
+
+@pytest.mark.parametrize("question", ["", "   ", "\n\t"])
+def test_empty_query(sample_engine: CueRag, question: str) -> None:
+    with pytest.raises(ParameterError, match="query is empty"):
+        sample_engine.query(SAMPLE, question)
+    with pytest.raises(ParameterError, match="query is empty"):
+        sample_engine.query(SAMPLE, question, method="dense")
+
+
+@pytest.mark.parametrize("name", ["bad name", "../sample", "", "-leading-dash", "x" * 65, "sample/units", "é"])
+def test_invalid_corpus_name(sample_engine: CueRag, name: str) -> None:
+    with pytest.raises(InvalidNameError, match="invalid corpus name"):
+        sample_engine.query(name, TOY)
