@@ -292,3 +292,38 @@ def eval_command(
     )
     write_report(run_record, out_dir)
     out.print((out_dir / "report.md").read_text())
+
+
+@app.command()
+def bench(
+    ctx: typer.Context,
+    corpus_file: Annotated[Path, typer.Option("--corpus", help="Corpus file to index.")] = Path(
+        "../shared/data/2wikimultihopqa/2wikimultihopqa_corpus.json"
+    ),
+    queries: Annotated[int, typer.Option(help="Queries to time for each method.")] = 200,
+    out_dir: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("bench-out"),
+    corpus: Annotated[str, typer.Option(help="Corpus name to (re)build.")] = "bench",
+) -> None:
+    """Index a corpus from scratch and time indexing, queries (Q-Iter and dense) and start-up."""
+    from cuerag.bench import bench_markdown, run_bench
+
+    if not corpus_file.exists():
+        raise _fail(CueRagError(f"corpus file not found: {corpus_file}"))
+    try:
+        with _progress() as progress:
+            bars = _Bars(progress)
+            report = run_bench(
+                _settings(ctx),
+                corpus_file,
+                corpus=corpus,
+                queries=queries,
+                progress=bars,
+                on_query=lambda done, total: bars("queries", done, total),
+            )
+    except CueRagError as exc:
+        raise _fail(exc) from exc
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "bench.json").write_text(report.model_dump_json(indent=2))
+    text = bench_markdown(report)
+    (out_dir / "bench.md").write_text(text)
+    out.print(text)

@@ -34,6 +34,16 @@ log = logging.getLogger(__name__)
 _CORPUS_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
 
+class DeleteReport(BaseModel):
+    corpus: str
+    documents_deleted: list[str]
+    not_found: list[str]
+    chunks_deleted: int
+    units_removed: int
+    entities_removed: int
+    totals: dict[str, int]
+
+
 class CorpusInfo(BaseModel):
     name: str
     documents: int
@@ -176,6 +186,32 @@ class CueRag:
         """Read and validate every file first, then index; a bad file stops the run before any write."""
         validate_corpus_name(corpus)
         return self.index_documents(corpus, load_paths(paths), progress=progress)
+
+    def delete_documents(self, corpus: str, doc_ids: Sequence[str]) -> DeleteReport:
+        """Delete documents: their chunks go, then the units and entities no other chunk reaches.
+        The graph is rebuilt from the store; nothing else is re-indexed."""
+        self.require_corpus(corpus)
+        if not doc_ids:
+            raise ParameterError("no document ids given")
+        with self._writer(corpus):
+            graph = self.graph(corpus)
+            by_doc = graph.doc_chunks()
+            found = [d for d in dict.fromkeys(doc_ids) if d in by_doc]
+            chunk_ids = [graph.chunk_ids[c] for d in found for c in by_doc[d]]
+            self.store.delete(collection_name(corpus, "chunks"), chunk_ids)
+            loaded = load_graph(self.store, corpus, dim=self.models.embedder.dim)
+            fresh = self._collect_orphans(corpus, loaded)
+            with self._graph_lock:
+                self._graphs[corpus] = fresh
+        return DeleteReport(
+            corpus=corpus,
+            documents_deleted=found,
+            not_found=[d for d in doc_ids if d not in by_doc],
+            chunks_deleted=len(chunk_ids),
+            units_removed=len(loaded.orphan_unit_ids),
+            entities_removed=len(loaded.orphan_entity_ids),
+            totals=fresh.sizes,
+        )
 
     # -- retrieval --
 

@@ -189,13 +189,14 @@ class Indexer:
 
     def _embed(self, stage: str, texts: list[str], progress: Progress) -> np.ndarray:
         embedder = self._models.embedder
-        parts = []
+        out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+        # Texts of similar length share a batch, so little time goes into padding.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(texts), _EMBED_SLICE):
-            parts.append(
-                embedder.encode(texts[start : start + _EMBED_SLICE], batch_size=self._settings.embed_batch_size)
-            )
+            rows = order[start : start + _EMBED_SLICE]
+            out[rows] = embedder.encode([texts[i] for i in rows], batch_size=self._settings.embed_batch_size)
             progress(stage, min(start + _EMBED_SLICE, len(texts)), len(texts))
-        return np.concatenate(parts) if parts else np.zeros((0, embedder.dim), dtype=np.float32)
+        return out
 
     def _write(
         self,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -71,6 +72,7 @@ class SentenceTransformerEmbedder:
         except Exception as exc:  # the library raises many kinds; all mean "cannot load"
             raise ModelLoadError(f"cannot load embedder {name!r}: {exc}") from exc
         self.name = name
+        self._lock = threading.Lock()  # one forward pass at a time: calls come from worker threads
         # sentence-transformers renamed the method in v5; support both.
         get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         dim = get_dim()
@@ -81,9 +83,10 @@ class SentenceTransformerEmbedder:
     def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> Vectors:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self._model.encode(
-            list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True
-        )
+        with self._lock:
+            vectors = self._model.encode(
+                list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True
+            )
         return _normalise(vectors)
 
 
@@ -176,14 +179,14 @@ class SpacyNer:
         needed = {"ner"} | set(_listened_to(nlp))
         nlp.select_pipes(disable=[p for p in nlp.pipe_names if p not in needed])
         self._nlp = nlp
+        self._lock = threading.Lock()  # spaCy pipelines are not documented as thread-safe
         self._labels = frozenset(labels)
         self.name = name
 
     def extract(self, texts: Sequence[str]) -> list[list[tuple[str, str]]]:
-        out = []
-        for doc in self._nlp.pipe(texts, batch_size=256):
-            out.append([(e.text, e.label_) for e in doc.ents if e.label_ in self._labels])
-        return out
+        with self._lock:
+            docs = list(self._nlp.pipe(texts, batch_size=256))
+        return [[(e.text, e.label_) for e in doc.ents if e.label_ in self._labels] for doc in docs]
 
 
 def _listened_to(nlp: Any) -> list[str]:

@@ -16,6 +16,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from cuerag.config import QIterParams
+from cuerag.errors import ParameterError
 from cuerag.graph import CHUNKS, ENTITIES, UNITS, Graph, collection_name
 from cuerag.ids import entity_point_id
 from cuerag.models import Models
@@ -35,13 +36,45 @@ class Anchor(BaseModel):
     score: float
 
 
-class UnitHit(BaseModel):
+class UnitNode(BaseModel):
+    """A knowledge unit with its edges."""
+
     unit_id: str
     text: str
-    score: float
     entity_ids: list[str]
     entity_names: list[str]
     chunk_ids: list[str]
+
+
+class UnitHit(UnitNode):
+    score: float
+
+
+class ChunkNode(BaseModel):
+    """A chunk with its units in reading order."""
+
+    chunk_id: str
+    doc_id: str
+    title: str
+    text: str
+    unit_ids: list[str]
+
+
+class EntityRef(BaseModel):
+    entity_id: str
+    name: str
+    label: str
+
+
+class EntityExpansion(BaseModel):
+    """One traversal step from an entity: its units ranked against a query vector, and the other
+    entities those units mention (the next anchors)."""
+
+    entity: EntityRef
+    link_score: float  # 1.0 for an id or exact name; the name's similarity otherwise
+    units: list[UnitHit]
+    next_anchors: list[EntityRef]
+    degree: int  # how many units mention the entity in all
 
 
 class PathTrace(BaseModel):
@@ -203,6 +236,69 @@ class Retriever:
             entity_ids=[g.entity_ids[e] for e in g.unit_entities[unit]],
             entity_names=[g.entity_names[e] for e in g.unit_entities[unit]],
             chunk_ids=[g.chunk_ids[c] for c in g.unit_chunks[unit]],
+        )
+
+    def unit_node(self, unit: int) -> UnitNode:
+        return UnitNode(**self.unit_hit(unit, 0.0).model_dump(exclude={"score"}))
+
+    def chunk_node(self, chunk: int) -> ChunkNode:
+        g = self.graph
+        return ChunkNode(
+            chunk_id=g.chunk_ids[chunk],
+            doc_id=g.chunk_docs[chunk],
+            title=g.chunk_titles[chunk],
+            text=g.chunk_texts[chunk],
+            unit_ids=[g.unit_ids[u] for u in g.chunk_units[chunk]],
+        )
+
+    def entity_ref(self, entity: int) -> EntityRef:
+        g = self.graph
+        return EntityRef(entity_id=g.entity_ids[entity], name=g.entity_names[entity], label=g.entity_labels[entity])
+
+    def unit_positions(self, unit_ids: Sequence[str]) -> set[int]:
+        """Positions of unit ids; unknown ids are an error naming them."""
+        unknown = [u for u in unit_ids if u not in self.graph.unit_pos]
+        if unknown:
+            raise ParameterError(f"unknown unit id(s) in corpus {self.corpus!r}: {', '.join(unknown[:5])}")
+        return {self.graph.unit_pos[u] for u in unit_ids}
+
+    def search_units(
+        self, query: str, k: int, *, exclude: Sequence[str] = (), subtract: Sequence[str] = ()
+    ) -> list[UnitHit]:
+        """Units nearest the query vector (minus the `subtract` units' vectors), skipping `exclude`."""
+        excluded = self.unit_positions(exclude)
+        self.unit_positions(subtract)
+        vector = self.query_vector(query, subtract)
+        return [self.unit_hit(u, s) for u, s in self.nearest_units(vector, k, excluded)]
+
+    def resolve_entity(self, entity: str) -> tuple[int, float]:
+        """An entity node from its id or its name (linked by similarity), with the link score."""
+        g = self.graph
+        if entity in g.entity_pos:
+            return g.entity_pos[entity], 1.0
+        if not entity.strip():
+            raise ParameterError("entity is empty; pass an entity id or a name")
+        linked = self.link_mention(entity, 1)
+        if not linked:
+            raise ParameterError(f"no entity node in corpus {self.corpus!r} matches {entity!r}")
+        return g.entity_pos[linked[0].entity_id], linked[0].score
+
+    def expand_entity(
+        self, entity: str, query: str, k: int, *, exclude: Sequence[str] = (), subtract: Sequence[str] = ()
+    ) -> EntityExpansion:
+        g = self.graph
+        e, link_score = self.resolve_entity(entity)
+        excluded = self.unit_positions(exclude)
+        self.unit_positions(subtract)
+        vector = self.query_vector(query, subtract)
+        ranked = self.adjacent_units(e, vector, k, excluded)
+        nexts = dict.fromkeys(n for u, _ in ranked for n in g.unit_entities[u] if n != e)
+        return EntityExpansion(
+            entity=self.entity_ref(e),
+            link_score=round(link_score, 6),
+            units=[self.unit_hit(u, s) for u, s in ranked],
+            next_anchors=[self.entity_ref(n) for n in nexts],
+            degree=len(g.entity_units[e]),
         )
 
     # -- Q-Iter --

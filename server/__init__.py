@@ -1,0 +1,1 @@
+"""The MCP application: settings, wiring of tools to the engine, transports and auth."""

@@ -1,0 +1,32 @@
+"""MCP tools: one module per tool, each a typed function thin over the engine.
+
+`TOOLS` is the single registry the server reads; `write=True` marks the tools hidden in read-only
+mode.
+"""
+
+from __future__ import annotations
+
+from tools.common import AppState, ToolSpec
+from tools.delete_documents import delete_documents
+from tools.expand_entity import expand_entity
+from tools.get_nodes import get_chunks, get_units
+from tools.index_corpus import index_corpus
+from tools.link_entities import link_entities
+from tools.list_corpora import list_corpora
+from tools.q_iter import dense_search, q_iter
+from tools.search_units import search_units
+
+TOOLS: list[ToolSpec] = [
+    q_iter,
+    dense_search,
+    search_units,
+    link_entities,
+    expand_entity,
+    get_chunks,
+    get_units,
+    list_corpora,
+    index_corpus,
+    delete_documents,
+]
+
+__all__ = ["TOOLS", "AppState", "ToolSpec"]

@@ -1,0 +1,78 @@
+"""Builds the MCP server: the lifespan that loads models and the store once, the tools from the
+registry (write tools left out in read-only mode) and the configuration resource."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import anyio.to_thread
+from mcp.server.mcpserver import MCPServer
+
+from cuerag import CueRag, Settings
+from server.config import ServerSettings
+from tools import TOOLS, AppState
+
+log = logging.getLogger(__name__)
+
+INSTRUCTIONS = """\
+Multi-hop retrieval over indexed corpora (CUE-RAG). Start with list_corpora. For a question, call
+q_iter: it returns the best chunks and a trace of the entity → unit → entity paths that found them.
+To reason step by step instead: link_entities (query entities → entity nodes), search_units
+(statements near the query), expand_entity (an entity's statements, ranked; pass units already on
+your path as `subtract` so the next hop looks for what is missing), then get_chunks for full text."""
+
+
+@dataclass
+class _Holder:
+    """The running server's state, for the resource (which cannot take a request context)."""
+
+    state: AppState | None = None
+
+
+def build_server(
+    engine_settings: Settings,
+    server_settings: ServerSettings,
+    *,
+    engine_factory: Callable[[Settings], CueRag] = CueRag,
+) -> MCPServer[AppState]:
+    holder = _Holder()
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[AppState]) -> AsyncIterator[AppState]:
+        engine = await anyio.to_thread.run_sync(engine_factory, engine_settings)
+        holder.state = AppState(engine=engine, allowed_roots=list(server_settings.allowed_roots))
+        log.info("engine ready: corpora %s", engine.corpora())
+        try:
+            yield holder.state
+        finally:
+            holder.state = None
+            engine.close()
+
+    server: MCPServer[AppState] = MCPServer(
+        "cuerag", instructions=INSTRUCTIONS, version="0.1.0", lifespan=lifespan, log_level="WARNING"
+    )
+    for spec in TOOLS:
+        if spec.write and server_settings.read_only:
+            continue
+        server.add_tool(spec.fn, name=spec.name, annotations=spec.annotations)
+
+    @server.resource("config://server", mime_type="application/json")
+    def server_config() -> str:
+        """The server's configuration (secrets redacted) and its corpora with their sizes."""
+        engine = holder.state.engine if holder.state else None
+        corpora = [engine.info(c).model_dump() for c in engine.corpora()] if engine else []
+        return json.dumps(
+            {
+                "engine": json.loads(engine_settings.model_dump_json()),
+                "server": json.loads(server_settings.model_dump_json()),
+                "tools": [s.name for s in TOOLS if not (s.write and server_settings.read_only)],
+                "corpora": corpora,
+            },
+            default=str,
+        )
+
+    return server

@@ -1,0 +1,56 @@
+"""`cuerag-mcp`: run the MCP server over stdio (default) or streamable HTTP."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Any
+
+from cuerag import Settings
+from server.app import build_server
+from server.auth import BearerTokenMiddleware
+from server.config import ServerSettings
+
+
+def parse_args(argv: list[str] | None = None) -> tuple[Settings, ServerSettings]:
+    parser = argparse.ArgumentParser(prog="cuerag-mcp", description="CUE-RAG retrieval as MCP tools.")
+    parser.add_argument("--transport", choices=["stdio", "http"])
+    parser.add_argument("--host", help="HTTP bind address (default 127.0.0.1).")
+    parser.add_argument("--port", type=int, help="HTTP port (default 8765).")
+    parser.add_argument("--token", help="Bearer token required from HTTP clients [env CUERAG_MCP_TOKEN].")
+    parser.add_argument("--read-only", action="store_true", default=None, help="Hide index and delete tools.")
+    parser.add_argument("--allowed-root", action="append", dest="allowed_roots", help="Folder index_corpus may read.")
+    parser.add_argument("--data-dir", help="Where indexes live [env CUERAG_DATA_DIR].")
+    args = parser.parse_args(argv)
+    server_overrides: dict[str, Any] = {
+        k: v
+        for k, v in vars(args).items()
+        if v is not None and k in {"transport", "host", "port", "token", "read_only", "allowed_roots"}
+    }
+    engine_overrides: dict[str, Any] = {"data_dir": args.data_dir} if args.data_dir else {}
+    return Settings(**engine_overrides), ServerSettings(**server_overrides)
+
+
+def main(argv: list[str] | None = None) -> None:
+    # Logs go to stderr: on stdio, stdout carries the protocol.
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
+    try:
+        engine_settings, server_settings = parse_args(argv)
+    except ValueError as exc:
+        print(f"cuerag-mcp: {exc}", file=sys.stderr)
+        raise SystemExit(2) from exc
+    server = build_server(engine_settings, server_settings)
+    if server_settings.transport == "stdio":
+        server.run()
+        return
+    import uvicorn
+
+    app: Any = server.streamable_http_app(host=server_settings.host)
+    if server_settings.token is not None:
+        app = BearerTokenMiddleware(app, server_settings.token.get_secret_value())
+    uvicorn.run(app, host=server_settings.host, port=server_settings.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""What every tool shares: the state the server's lifespan builds, the typed parameters, and the
+one way engine calls are made (off the event loop, domain errors turned into tool errors)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import anyio.to_thread
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from cuerag import CueRag, CueRagError
+
+T = TypeVar("T")
+
+
+@dataclass
+class AppState:
+    """Built once by the server's lifespan and handed to every tool call."""
+
+    engine: CueRag
+    allowed_roots: list[Path] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool function with its MCP name, annotations and whether it writes."""
+
+    fn: Callable[..., Any]
+    name: str
+    annotations: ToolAnnotations
+    write: bool = False
+
+
+def tool(name: str, annotations: ToolAnnotations, *, write: bool = False) -> Callable[[Callable[..., Any]], ToolSpec]:
+    def wrap(fn: Callable[..., Any]) -> ToolSpec:
+        return ToolSpec(fn=fn, name=name, annotations=annotations, write=write)
+
+    return wrap
+
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+
+def state_of(ctx: Context[AppState]) -> AppState:
+    state: AppState = ctx.request_context.lifespan_context
+    return state
+
+
+async def run_engine(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run a blocking engine call on a worker thread; domain errors become tool errors whose
+    message tells the agent what to change."""
+    try:
+        return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+    except CueRagError as exc:
+        raise ToolError(str(exc)) from exc
+
+
+Corpus = Annotated[str, Field(min_length=1, max_length=64, description="Corpus name (see list_corpora).")]
+Query = Annotated[str, Field(min_length=1, max_length=4000, description="The question or query text.")]
+TopK = Annotated[int, Field(ge=1, le=50, description="How many results to return.")]
+UnitIds = Annotated[
+    list[str], Field(default_factory=list, max_length=200, description="Knowledge unit ids (from earlier results).")
+]
+SubtractIds = Annotated[
+    list[str],
+    Field(
+        default_factory=list,
+        max_length=50,
+        description="Unit ids whose vectors are subtracted from the query vector: Q-Iter's query update "
+        "(pass the units already on your path to look for what is still missing).",
+    ),
+]

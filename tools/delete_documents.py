@@ -1,0 +1,28 @@
+"""`delete_documents`: remove documents from a corpus (destructive)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.server.mcpserver import Context
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from cuerag.engine import DeleteReport
+from tools.common import AppState, Corpus, run_engine, state_of, tool
+
+
+@tool(
+    "delete_documents",
+    ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False),
+    write=True,
+)
+async def delete_documents(
+    corpus: Corpus,
+    doc_ids: Annotated[list[str], Field(min_length=1, max_length=10_000, description="Document ids to delete.")],
+    ctx: Context[AppState],
+) -> DeleteReport:
+    """Delete documents from a corpus by id (the `doc_id` of returned chunks). Their chunks are
+    removed, then the units and entities no remaining chunk supports. Cannot be undone."""
+    engine = state_of(ctx).engine
+    return await run_engine(engine.delete_documents, corpus, doc_ids)

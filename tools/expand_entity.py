@@ -1,0 +1,33 @@
+"""`expand_entity`: one traversal step from an entity node to its units."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.server.mcpserver import Context
+from pydantic import Field
+
+from cuerag.retrieval import EntityExpansion
+from tools.common import READ_ONLY, AppState, Corpus, Query, SubtractIds, TopK, UnitIds, run_engine, state_of, tool
+
+
+@tool("expand_entity", READ_ONLY)
+async def expand_entity(
+    corpus: Corpus,
+    entity: Annotated[str, Field(min_length=1, max_length=500, description="Entity id, or a name to link.")],
+    query: Query,
+    ctx: Context[AppState],
+    k: TopK = 3,
+    exclude: UnitIds = [],  # noqa: B006
+    subtract: SubtractIds = [],  # noqa: B006
+) -> EntityExpansion:
+    """From one entity (an id from another result, or a name, linked to the most similar entity
+    node with `link_score`), the units that mention it, ranked by similarity to the query minus the
+    `subtract` units, skipping `exclude`. `next_anchors` are the other entities those units mention:
+    expand them to take the next hop."""
+    engine = state_of(ctx).engine
+
+    def run() -> EntityExpansion:
+        return engine.retriever(corpus).expand_entity(entity, query, k, exclude=exclude, subtract=subtract)
+
+    return await run_engine(run)

@@ -1,0 +1,29 @@
+"""`link_entities`: the query's named entities linked to entity nodes (spreading activation)."""
+
+from __future__ import annotations
+
+from mcp.server.mcpserver import Context
+from pydantic import BaseModel
+
+from cuerag.retrieval import Anchor
+from tools.common import READ_ONLY, AppState, Corpus, Query, TopK, run_engine, state_of, tool
+
+
+class LinkResult(BaseModel):
+    corpus: str
+    query: str
+    mentions: list[str]
+    anchors: list[Anchor]
+
+
+@tool("link_entities", READ_ONLY)
+async def link_entities(corpus: Corpus, query: Query, ctx: Context[AppState], k: TopK = 3) -> LinkResult:
+    """Find the named entities in a query (NER) and link each to its k most similar entity nodes in
+    the corpus: the anchors to start expand_entity from."""
+    engine = state_of(ctx).engine
+
+    def run() -> LinkResult:
+        mentions, anchors = engine.retriever(corpus).link_entities(query, k)
+        return LinkResult(corpus=corpus, query=query, mentions=mentions, anchors=anchors)
+
+    return await run_engine(run)

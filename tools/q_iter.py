@@ -1,0 +1,59 @@
+"""`q_iter`: the whole CUE-RAG retrieval in one call; `dense_search`: the baseline it beats."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.server.mcpserver import Context
+from pydantic import Field
+
+from cuerag import QIterParams, RetrievalResult, make_params
+from tools.common import READ_ONLY, AppState, Corpus, Query, run_engine, state_of, tool
+
+
+@tool("q_iter", READ_ONLY)
+async def q_iter(
+    corpus: Corpus,
+    query: Query,
+    ctx: Context[AppState],
+    k: Annotated[int, Field(ge=1, le=50, description="K: entity nodes per query entity and units per anchor.")] = 3,
+    depth: Annotated[int, Field(ge=1, le=10, description="D: hops of the beam search.")] = 3,
+    beam: Annotated[int, Field(ge=1, le=50, description="M: paths kept after each hop.")] = 5,
+    top_n: Annotated[int, Field(ge=1, le=100, description="N: chunks returned.")] = 5,
+    knowledge_anchoring: Annotated[
+        bool, Field(description="Anchor on entities of the units nearest the query.")
+    ] = True,
+    spreading_activation: Annotated[
+        bool, Field(description="Anchor on entity nodes linked to the query's entities.")
+    ] = True,
+    query_update: Annotated[bool, Field(description="Subtract chosen units' vectors from the path's query.")] = True,
+) -> RetrievalResult:
+    """Multi-hop retrieval (CUE-RAG Q-Iter): anchors on the query's entities, walks entity → unit →
+    entity for `depth` hops keeping the `beam` best paths, and returns the `top_n` chunks that hold
+    the collected units. The trace lists, per hop, the kept paths (unit ids and texts, the entity
+    each step came through, scores): cite it to explain why a chunk came back. Use this first; use
+    search_units / expand_entity to walk the graph yourself when the trace shows a missing hop."""
+    params: QIterParams = make_params(
+        k=k,
+        depth=depth,
+        beam=beam,
+        top_n=top_n,
+        knowledge_anchoring=knowledge_anchoring,
+        spreading_activation=spreading_activation,
+        query_update=query_update,
+    )
+    engine = state_of(ctx).engine
+    return await run_engine(engine.query, corpus, query, params=params, method="qiter")
+
+
+@tool("dense_search", READ_ONLY)
+async def dense_search(
+    corpus: Corpus,
+    query: Query,
+    ctx: Context[AppState],
+    top_n: Annotated[int, Field(ge=1, le=100, description="Chunks returned.")] = 5,
+) -> RetrievalResult:
+    """Plain dense retrieval: the top_n chunks by embedding similarity to the query, no graph.
+    Good for single-hop lookups; q_iter is better when the answer needs a bridge entity."""
+    engine = state_of(ctx).engine
+    return await run_engine(engine.query, corpus, query, params=make_params(top_n=top_n), method="dense")

@@ -1,0 +1,36 @@
+"""`search_units`: semantic search over knowledge units (one step of Q-Iter, done by hand)."""
+
+from __future__ import annotations
+
+from mcp.server.mcpserver import Context
+from pydantic import BaseModel
+
+from cuerag.retrieval import UnitHit
+from tools.common import READ_ONLY, AppState, Corpus, Query, SubtractIds, TopK, UnitIds, run_engine, state_of, tool
+
+
+class SearchUnitsResult(BaseModel):
+    corpus: str
+    query: str
+    units: list[UnitHit]
+
+
+@tool("search_units", READ_ONLY)
+async def search_units(
+    corpus: Corpus,
+    query: Query,
+    ctx: Context[AppState],
+    k: TopK = 5,
+    exclude: UnitIds = [],  # noqa: B006 - pydantic copies defaults; the schema shows []
+    subtract: SubtractIds = [],  # noqa: B006
+) -> SearchUnitsResult:
+    """Knowledge units (short statements from the corpus) nearest the query, each with the entities
+    it mentions (next hops for expand_entity) and the chunks it comes from. `exclude` skips units
+    you already have; `subtract` removes their meaning from the query so the search looks for the
+    missing piece of a multi-hop question."""
+    engine = state_of(ctx).engine
+
+    def run() -> list[UnitHit]:
+        return engine.retriever(corpus).search_units(query, k, exclude=exclude, subtract=subtract)
+
+    return SearchUnitsResult(corpus=corpus, query=query, units=await run_engine(run))
