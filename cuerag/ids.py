@@ -10,9 +10,10 @@ from cuerag.entities import normalize_entity
 _NAMESPACE = uuid.UUID("5b0c3e1e-6f1d-4d8a-9a53-0c2f6b1f8e7a")
 
 
-def chunk_point_id(doc_id: str, index: int, text: str) -> str:
-    """A chunk: its document, its position there and its text."""
-    return str(uuid.uuid5(_NAMESPACE, f"chunk\x00{doc_id}\x00{index}\x00{text}"))
+def chunk_point_id(doc_id: str, index: int, text: str, variant: str = "") -> str:
+    """A chunk: its document, its position there, its text, and the index settings that shape its
+    payload (`variant`), so that changing them re-indexes the document instead of skipping it."""
+    return str(uuid.uuid5(_NAMESPACE, f"chunk\x00{doc_id}\x00{index}\x00{text}\x00{variant}"))
 
 
 def unit_point_id(text: str) -> str:

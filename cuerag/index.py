@@ -114,7 +114,8 @@ class Indexer:
                 max_tokens=self._settings.chunk_tokens,
                 overlap=self._settings.chunk_overlap,
             )
-            ids = [chunk_point_id(doc.id, p.index, p.text) for p in pieces]
+            variant = "title-entities" if self._settings.title_entities else ""
+            ids = [chunk_point_id(doc.id, p.index, p.text, variant) for p in pieces]
             old = {graph.chunk_ids[c] for c in existing_by_doc.get(doc.id, [])}
             if old and old == set(ids):
                 report.documents_unchanged += 1

@@ -79,6 +79,12 @@ def test_title_entities_can_be_switched_off(make_engine: EngineFactory, sample_p
     for u, found in enumerate(mentions):
         expected = _dedupe([entity_point_id(s) for s, _ in found if normalize_entity(s)])
         assert [g.entity_ids[e] for e in g.unit_entities[u]] == expected
+    # Turning the setting back on re-indexes every document instead of skipping it as unchanged.
+    engine.settings = engine.settings.model_copy(update={"title_entities": True})
+    report = engine.index_paths("plain", [sample_path])
+    assert report.documents_replaced == g.sizes["documents"]
+    assert report.documents_unchanged == 0
+    assert "TITLE" in engine.graph("plain").entity_labels
 
 
 def test_every_unit_and_entity_is_reachable(sample_engine_any: CueRag) -> None:
