@@ -67,6 +67,11 @@ class Settings(BaseSettings):
     ner_model: str = Field(default=DEFAULT_NER_MODEL, description="spaCy pipeline with an 'ner' component.")
     entity_labels: tuple[str, ...] = DEFAULT_ENTITY_LABELS
     device: str = Field(default="cpu", description="Torch device for the embedder and reranker.")
+    precision: Literal["auto", "float32", "bfloat16"] = Field(
+        default="auto",
+        description="Embedder arithmetic: 'auto' is bfloat16 on CPUs that compute it natively (AMX, "
+        "AVX512-BF16), float32 elsewhere.",
+    )
 
     chunk_tokens: int = Field(default=1200, ge=16, le=100_000, description="Chunk size in cl100k_base tokens.")
     chunk_overlap: int = Field(default=100, ge=0, description="Tokens shared by consecutive chunks.")

@@ -11,6 +11,7 @@ import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -56,10 +57,26 @@ def _normalise(vectors: np.ndarray) -> Vectors:
     return vectors / np.maximum(norms, 1e-12)
 
 
+def cpu_has_bf16() -> bool:
+    """Whether this CPU computes bfloat16 natively (AMX or AVX512-BF16); elsewhere bf16 is emulated
+    and slower than float32."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return "amx_bf16" in flags or "avx512_bf16" in flags
+
+
+def resolve_precision(precision: str, device: str) -> str:
+    if precision != "auto":
+        return precision
+    return "bfloat16" if device == "cpu" and cpu_has_bf16() else "float32"
+
+
 class SentenceTransformerEmbedder:
     """Any sentence-transformers model by name or path; the bundled MiniLM by default."""
 
-    def __init__(self, name: str, *, device: str) -> None:
+    def __init__(self, name: str, *, device: str, precision: str = "float32") -> None:
         from sentence_transformers import SentenceTransformer
 
         path = name
@@ -72,6 +89,8 @@ class SentenceTransformerEmbedder:
         except Exception as exc:  # the library raises many kinds; all mean "cannot load"
             raise ModelLoadError(f"cannot load embedder {name!r}: {exc}") from exc
         self.name = name
+        self.precision = precision
+        self._device_type = "cuda" if device.startswith("cuda") else "cpu"
         self._lock = threading.Lock()  # one forward pass at a time: calls come from worker threads
         # sentence-transformers renamed the method in v5; support both.
         get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
@@ -83,11 +102,16 @@ class SentenceTransformerEmbedder:
     def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> Vectors:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        with self._lock:
+        import torch
+
+        # bfloat16 autocast: on CPUs with AMX it is several times faster than float32, and cosine
+        # scores move by about 1e-3 (measured recall in the README).
+        bf16 = self.precision == "bfloat16"
+        with self._lock, torch.autocast(self._device_type, dtype=torch.bfloat16, enabled=bf16):
             vectors = self._model.encode(
-                list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True
+                list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_tensor=True
             )
-        return _normalise(vectors)
+        return _normalise(vectors.float().cpu().numpy())
 
 
 class FlagEmbedder:
@@ -212,7 +236,8 @@ def load_embedder(settings: Settings) -> Embedder:
     name = settings.embedder
     if name.startswith("flag:"):
         return FlagEmbedder(name.removeprefix("flag:"), device=settings.device)
-    return SentenceTransformerEmbedder(name, device=settings.device)
+    precision = resolve_precision(settings.precision, settings.device)
+    return SentenceTransformerEmbedder(name, device=settings.device, precision=precision)
 
 
 def load_reranker(settings: Settings, embedder: Embedder) -> TextReranker | None:

@@ -1,0 +1,83 @@
+"""The real `cuerag-mcp` server as a subprocess over stdio: index the sample corpus, ask the toy
+question, and check that the server's stdout carries nothing but protocol messages (its logs go to
+stderr)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import SAMPLE_CORPUS
+from mcp import Client, StdioServerParameters, stdio_client
+
+pytestmark = pytest.mark.anyio
+
+ROOT = Path(__file__).parent.parent
+PYTHON = sys.executable
+TOY = "When did the 1979-80 European Cup winner win the FA Cup?"
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def server_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUERAG_")}
+    env["HF_HUB_OFFLINE"] = "1"
+    env["TOKENIZERS_PARALLELISM"] = "false"
+    return env
+
+
+async def test_stdio_index_and_q_iter(tmp_path: Path) -> None:
+    params = StdioServerParameters(
+        command=PYTHON,
+        args=["-m", "server.main", "--data-dir", str(tmp_path / "data"), "--allowed-root", str(SAMPLE_CORPUS.parent)],
+        cwd=str(ROOT),
+        env=server_env(),
+    )
+    transport_errors: list[Exception] = []
+
+    async def on_message(message: Any) -> None:
+        # A line on stdout that is not a JSON-RPC message reaches the client as an Exception.
+        if isinstance(message, Exception):
+            transport_errors.append(message)
+
+    stderr_path = tmp_path / "stderr.log"
+    try:
+        with stderr_path.open("w") as stderr:
+            async with Client(stdio_client(params, errlog=stderr), message_handler=on_message) as client:
+                names = {t.name for t in (await client.list_tools()).tools}
+                assert {"q_iter", "index_corpus", "delete_documents"} <= names
+                progress: list[float] = []
+
+                async def on_progress(p: float, total: float | None, message: str | None) -> None:
+                    progress.append(p)
+
+                indexed = await client.call_tool(
+                    "index_corpus", {"corpus": "sample", "paths": [str(SAMPLE_CORPUS)]}, progress_callback=on_progress
+                )
+                assert not indexed.is_error, indexed.content[0].text  # type: ignore[union-attr]
+                assert indexed.structured_content["documents_added"] == 15  # type: ignore[index]
+                assert progress and progress[-1] == 100.0
+
+                result = await client.call_tool("q_iter", {"corpus": "sample", "query": TOY})
+                assert not result.is_error, result.content[0].text  # type: ignore[union-attr]
+                docs = [h["doc_id"] for h in result.structured_content["chunks"]]  # type: ignore[index]
+                assert "nottingham-forest-fa-cup" in docs
+
+                outside = await client.call_tool(
+                    "index_corpus", {"corpus": "x", "paths": [str(ROOT / "pyproject.toml")]}
+                )
+                assert outside.is_error
+                assert "outside the allowed roots" in outside.content[0].text  # type: ignore[union-attr]
+    except BaseException:
+        print(stderr_path.read_text()[-5000:])  # the server's side of the story, shown on failure
+        raise
+
+    assert transport_errors == []
+    # The logs went to stderr (the lifespan logs when the engine is ready).
+    assert "engine ready" in stderr_path.read_text()
