@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-.venv/bin/ruff check cuerag tools server tests
-.venv/bin/ruff format --check cuerag tools server tests
+.venv/bin/ruff check cuerag tools server tests benchmarks
+.venv/bin/ruff format --check cuerag tools server tests benchmarks
 .venv/bin/mypy
 .venv/bin/python -m pytest -q "$@"

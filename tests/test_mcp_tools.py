@@ -133,13 +133,6 @@ def corpus_sizes(listing: dict[str, Any], name: str) -> dict[str, Any] | None:
 # ---- the tool list ------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tools/common.py (UnitIds, SubtractIds) and tools/index_corpus.py (paths, documents) declare "
-    "Annotated[list[...], Field(default_factory=list, ...)] = []: a default and a default_factory at once, which "
-    "pydantic 2.14 refuses (TypeError 'cannot specify both default and default_factory') when MCPServer.add_tool "
-    "builds the arguments model of search_units, expand_entity and index_corpus, so build_server raises",
-)
 def test_build_server_registers_every_tool(tmp_path: Path) -> None:
     build_server(Settings(data_dir=tmp_path), ServerSettings(allowed_roots=[tmp_path]))
 

@@ -65,13 +65,10 @@ async def run_engine(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 Corpus = Annotated[str, Field(min_length=1, max_length=64, description="Corpus name (see list_corpora).")]
 Query = Annotated[str, Field(min_length=1, max_length=4000, description="The question or query text.")]
 TopK = Annotated[int, Field(ge=1, le=50, description="How many results to return.")]
-UnitIds = Annotated[
-    list[str], Field(default_factory=list, max_length=200, description="Knowledge unit ids (from earlier results).")
-]
+UnitIds = Annotated[list[str], Field(max_length=200, description="Knowledge unit ids (from earlier results).")]
 SubtractIds = Annotated[
     list[str],
     Field(
-        default_factory=list,
         max_length=50,
         description="Unit ids whose vectors are subtracted from the query vector: Q-Iter's query update "
         "(pass the units already on your path to look for what is still missing).",

@@ -42,12 +42,8 @@ def check_allowed(path: str, roots: list[Path]) -> Path:
 async def index_corpus(
     corpus: Corpus,
     ctx: Context[AppState],
-    paths: Annotated[
-        list[str], Field(default_factory=list, max_length=1000, description="Files or folders on the server.")
-    ] = [],  # noqa: B006
-    documents: Annotated[
-        list[DocumentInput], Field(default_factory=list, max_length=10_000, description="Inline documents.")
-    ] = [],  # noqa: B006
+    paths: Annotated[list[str], Field(max_length=1000, description="Files or folders on the server.")] = [],  # noqa: B006
+    documents: Annotated[list[DocumentInput], Field(max_length=10_000, description="Inline documents.")] = [],  # noqa: B006
 ) -> IndexReport:
     """Index documents into a corpus (created if new; added to if it exists). Give server-side
     `paths` (.txt, .md, .json, .jsonl files or folders, under the allowed roots) and/or inline
