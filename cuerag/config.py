@@ -95,7 +95,7 @@ class QIterParams(BaseModel):
     """Q-Iter parameters. Defaults are the paper's (K=3, D=3, M=5, N=5)."""
 
     k: int = Field(default=3, ge=1, le=50, description="K: entity nodes per query entity, units per anchor.")
-    depth: int = Field(default=3, ge=0, le=10, description="D: beam-search depth.")
+    depth: int = Field(default=3, ge=0, le=10, description="D: beam-search depth (0: anchoring only).")
     beam: int = Field(default=5, ge=1, le=50, description="M: paths kept after each depth.")
     top_n: int = Field(default=5, ge=1, le=100, description="N: chunks returned.")
     knowledge_anchoring: bool = Field(

@@ -14,7 +14,7 @@ import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
@@ -65,10 +65,21 @@ def make_params(**overrides: object) -> QIterParams:
     try:
         return QIterParams(**{k: v for k, v in overrides.items() if v is not None})  # type: ignore[arg-type]
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']} (got {e.get('input')!r})" for e in exc.errors()
-        )
+        problems = "; ".join(_describe(e) for e in exc.errors())
         raise ParameterError(f"invalid retrieval parameters: {problems}") from exc
+
+
+def _describe(error: Any) -> str:
+    """One validation error as 'name: what is wrong (got X; allowed A..B)'."""
+    name = ".".join(str(p) for p in error["loc"])
+    text = f"{name}: {error['msg']} (got {error.get('input')!r}"
+    field = QIterParams.model_fields.get(name)
+    if field is not None:
+        bounds = {type(m).__name__: m for m in field.metadata}
+        low, high = bounds.get("Ge"), bounds.get("Le")
+        if low is not None and high is not None:
+            text += f"; allowed {low.ge}..{high.le}"
+    return text + ")"
 
 
 class CueRag:
