@@ -115,18 +115,20 @@ def run_bench(
         "qiter_over_dense_p50": round(qiter["p50"] / max(dense["p50"], 1e-9), 2),
         "queries": len(qs),
     }
+    models = engine.models
     engine.close()
     del engine
 
-    # Start-up: open the existing index with models already loaded, until the first answer.
+    # Start-up: open the existing index (store + graph rebuilt from it) until the first answer.
+    # The models are reused: their load time was measured above.
     t0 = time.perf_counter()
-    engine2 = CueRag(settings)
-    t_models = time.perf_counter() - t0
+    engine2 = CueRag(settings, models=models)
     engine2.query(corpus, qs[0], params=params)
+    open_s = time.perf_counter() - t0
     startup = {
-        "model_load_seconds": round(t_models, 2),
-        "graph_load_and_first_query_seconds": round(time.perf_counter() - t0 - t_models, 2),
-        "total_seconds": round(time.perf_counter() - t0, 2),
+        "model_load_seconds": round(model_load_s, 2),
+        "open_index_and_first_query_seconds": round(open_s, 2),
+        "total_seconds": round(model_load_s + open_s, 2),
     }
     engine2.close()
 
@@ -159,8 +161,8 @@ def bench_markdown(report: BenchReport) -> str:
             "- Graph: " + ", ".join(f"{k} {v}" for k, v in ix["totals"].items()),
             f"- Query latency over {q['queries']} queries (ms): Q-Iter {_fmt(q['qiter'])}; dense {_fmt(q['dense'])};"
             f" Q-Iter/dense at p50 {q['qiter_over_dense_p50']}x",
-            f"- Start-up: models {st['model_load_seconds']} s, graph load + first query "
-            f"{st['graph_load_and_first_query_seconds']} s",
+            f"- Start-up: models {st['model_load_seconds']} s, open index (graph rebuilt from the store) + first "
+            f"query {st['open_index_and_first_query_seconds']} s",
             f"- Peak RSS {report.peak_rss_mb} MB; index on disk {report.index_disk_mb} MB",
             "",
         ]

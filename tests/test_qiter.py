@@ -189,7 +189,9 @@ def test_out_of_range_parameters(field: str, value: int) -> None:
         make_params(**{field: value})
     message = str(err.value)
     assert re.search(rf"(^|[ ;]){field}: ", message), message
-    assert f"(got {value})" in message
+    assert f"(got {value}; allowed " in message
+    low, high = {"k": (1, 50), "depth": (0, 10), "beam": (1, 50), "top_n": (1, 100)}[field]
+    assert f"allowed {low}..{high})" in message
     other_fields = {"k", "depth", "beam", "top_n"} - {field}
     assert not any(re.search(rf"(^|[ ;]){f}: ", message) for f in other_fields)
 

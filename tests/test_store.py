@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -10,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cuerag.errors import StoreError
 from cuerag.store.base import StoredPoint, VectorStore
 from cuerag.store.edge_store import EdgeStore
 from cuerag.store.qdrant_client_store import QdrantClientStore
@@ -232,3 +236,31 @@ def test_edge_store_reuses_a_closed_instance(store_dir: Path) -> None:
     # The same object reopens its shards on the next call.
     assert store.count("c") == 2
     store.close()
+
+
+def test_edge_store_refuses_a_second_opener(store_dir: Path) -> None:
+    first = EdgeStore(store_dir)
+    try:
+        with pytest.raises(StoreError, match=r"open in process \d+.*CUERAG_QDRANT_URL"):
+            EdgeStore(store_dir)
+    finally:
+        first.close()
+    # Once the first store is closed the directory can be opened again.
+    EdgeStore(store_dir).close()
+
+
+def test_edge_store_lock_holds_across_processes(store_dir: Path) -> None:
+    first = EdgeStore(store_dir)
+    try:
+        code = (
+            "import sys\n"
+            "from cuerag.store.edge_store import EdgeStore\n"
+            "from cuerag.errors import StoreError\n"
+            f"try:\n    EdgeStore(__import__('pathlib').Path({str(store_dir)!r}))\n"
+            "except StoreError as e:\n    print(e); sys.exit(3)\n"
+        )
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    finally:
+        first.close()
+    assert done.returncode == 3, done.stderr
+    assert f"process {os.getpid()}" in done.stdout

@@ -3,11 +3,14 @@ directory) per collection under the data directory."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import re
 import shutil
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 from qdrant_edge import (
@@ -38,6 +41,28 @@ def _vector_of(raw: object) -> np.ndarray | None:
     return None if raw is None else np.asarray(raw, dtype=np.float32)
 
 
+def _lock_directory(root: Path) -> IO[str]:
+    """Hold an exclusive lock on the store directory for this process's lifetime. qdrant-edge
+    cannot share a shard between processes (its write-ahead log is single-writer), so a second
+    process gets a clear error instead of a WAL failure."""
+    handle = (root / ".lock").open("a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError as exc:
+        handle.seek(0)
+        holder = handle.read().strip() or "another process"
+        handle.close()
+        raise StoreError(
+            f"the embedded index at {root} is open in {holder}; stop it first, or run a Qdrant server "
+            "(CUERAG_QDRANT_URL) to share one index between processes"
+        ) from exc
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"process {os.getpid()}")
+    handle.flush()
+    return handle
+
+
 class EdgeStore:
     """Collections as qdrant-edge shards under `root`. Each shard is guarded by its own lock:
     the engine is called from several threads (the MCP server's worker pool)."""
@@ -45,6 +70,7 @@ class EdgeStore:
     def __init__(self, root: Path) -> None:
         self._root = root
         self._root.mkdir(parents=True, exist_ok=True)
+        self._lock_file = _lock_directory(root)
         self._shards: dict[str, EdgeShard] = {}
         self._locks: dict[str, threading.RLock] = {}
         self._registry_lock = threading.Lock()
@@ -162,3 +188,5 @@ class EdgeStore:
                 shard.close()
             self._shards.clear()
             self._locks.clear()
+            if not self._lock_file.closed:
+                self._lock_file.close()  # releases the directory lock
