@@ -14,13 +14,13 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from cuerag.config import QIterParams, Settings
 from cuerag.engine import CueRag, make_params
 from cuerag.errors import CueRagError
-from cuerag.retrieval import RetrievalResult
+from cuerag.retrieval import METHODS, RetrievalResult
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="CUE-RAG multi-hop retrieval.")
 out = Console()
@@ -130,7 +130,7 @@ def query(
     ctx: typer.Context,
     question: Annotated[str, typer.Argument(help="The question.")],
     corpus: Annotated[str, typer.Option("--corpus", "-c")],
-    method: Annotated[str, typer.Option(help="qiter or dense.")] = "qiter",
+    method: Annotated[str, typer.Option(help="qiter, dense, bm25, hybrid or ketrag.")] = "qiter",
     k: Annotated[int | None, typer.Option("--k", help="K (default 3).")] = None,
     depth: Annotated[int | None, typer.Option("--depth", help="D (default 3).")] = None,
     beam: Annotated[int | None, typer.Option("--beam", help="M (default 5).")] = None,
@@ -152,8 +152,6 @@ def query(
             spreading_activation=spreading_activation,
             query_update=query_update,
         )
-        if method not in ("qiter", "dense"):
-            raise CueRagError(f"unknown method {method!r}; use qiter or dense")
         engine = _engine(ctx)
         result = engine.query(corpus, question, params=params, method=method)  # type: ignore[arg-type]
     except CueRagError as exc:
@@ -234,64 +232,46 @@ def eval_command(
     ctx: typer.Context,
     questions: Annotated[Path, typer.Option(help="Question file (HotpotQA, 2Wiki, MuSiQue or simple form).")],
     corpus_file: Annotated[Path, typer.Option("--corpus", help="Corpus file ([{title,text}] or {title: sentences}).")],
-    methods: Annotated[str, typer.Option(help="Comma-separated: qiter, dense.")] = "qiter,dense",
+    methods: Annotated[
+        str, typer.Option(help="Comma-separated: qiter, dense, bm25, hybrid (dense+BM25 by RRF), ketrag.")
+    ] = "qiter,dense,bm25,hybrid,ketrag",
     k: Annotated[str, typer.Option("--k", help="Comma-separated cut-offs for recall@k.")] = "2,5",
     out_dir: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("eval-out"),
     limit: Annotated[int | None, typer.Option(help="Only the first N questions.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="auto, hotpotqa, 2wiki, musique or simple.")] = "auto",
 ) -> None:
     """Measure recall@k of gold passages for each method over one index of the corpus."""
-    from cuerag.documents import load_paths
-    from cuerag.evaluation import EvalRun, corpus_name_for, load_questions, score_method, write_report
+    from cuerag.evaluation import run_eval, write_report
 
     try:
         ks = sorted({int(x) for x in k.split(",") if x.strip()})
         names = [m.strip() for m in methods.split(",") if m.strip()]
-        unknown = [m for m in names if m not in ("qiter", "dense")]
+        unknown = [m for m in names if m not in METHODS]
         if unknown or not names:
-            raise CueRagError(f"unknown method(s) {unknown}; choose from qiter, dense")
+            raise CueRagError(f"unknown method(s) {unknown}; choose from {', '.join(METHODS)}")
         if not ks or ks[0] < 1:
             raise CueRagError("--k needs positive integers, e.g. 2,5")
-        docs = load_paths([corpus_file])
-        qs = load_questions(questions, docs, fmt)[:limit]  # type: ignore[arg-type]
+        if fmt not in ("auto", "hotpotqa", "2wiki", "musique", "simple"):
+            raise CueRagError(f"unknown --format {fmt!r}; use auto, hotpotqa, 2wiki, musique or simple")
         engine = _engine(ctx)
-        corpus = corpus_name_for(corpus_file)
         with _progress() as progress:
-            engine.index_documents(corpus, docs, progress=_Bars(progress))
-            params = QIterParams(top_n=max(ks))
-            results: dict[str, dict[str, float]] = {}
-            per_question: dict[str, dict[str, Any]] = {
-                q.id: {"question": q.question, "gold": q.gold_doc_ids} for q in qs
-            }
-            for name in names:
-                task = progress.add_task(f"eval {name}", total=len(qs))
-
-                def run(question: str, name: str = name) -> RetrievalResult:
-                    return engine.query(corpus, question, params=params, method=name)  # type: ignore[arg-type]
-
-                def tick(n: int, task: TaskID = task) -> None:
-                    progress.update(task, completed=n)
-
-                scores, rows = score_method(qs, run, ks, tick)
-                results[name] = {
-                    **scores.metrics,
-                    "latency_ms_p50": scores.latency_ms_p50,
-                    "latency_ms_p95": scores.latency_ms_p95,
-                }
-                for row in rows:
-                    per_question[row["id"]][name] = {"ranks": row["ranks"], "retrieved": row["retrieved"]}
+            run = run_eval(
+                engine,
+                questions_file=questions,
+                corpus_file=corpus_file,
+                methods=names,  # type: ignore[arg-type]
+                ks=ks,
+                params=QIterParams(),
+                fmt=fmt,  # type: ignore[arg-type]
+                limit=limit,
+                progress=_Bars(progress),
+            )
+    except ValueError as exc:
+        raise _fail(CueRagError(str(exc))) from exc
     except CueRagError as exc:
         raise _fail(exc) from exc
-    run_record = EvalRun(
-        questions_file=str(questions),
-        corpus_file=str(corpus_file),
-        corpus=corpus,
-        ks=ks,
-        methods=results,
-        questions=[{"id": qid, **row} for qid, row in per_question.items()],
-    )
-    write_report(run_record, out_dir)
-    out.print((out_dir / "report.md").read_text())
+    write_report(run, out_dir)
+    out.print((out_dir / "report.md").read_text(), markup=False, highlight=False)
 
 
 @app.command()
@@ -326,4 +306,4 @@ def bench(
     (out_dir / "bench.json").write_text(report.model_dump_json(indent=2))
     text = bench_markdown(report)
     (out_dir / "bench.md").write_text(text)
-    out.print(text)
+    out.print(text, markup=False, highlight=False)

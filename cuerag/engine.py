@@ -12,19 +12,22 @@ import dataclasses
 import logging
 import re
 import threading
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from cuerag.baselines import BM25Retriever, KeywordIndex, as_result, rrf
 from cuerag.config import QIterParams, Settings
 from cuerag.documents import Document, check_documents, dedupe_documents, load_paths
 from cuerag.errors import CorpusNotFoundError, CueRagError, InvalidNameError, ParameterError, StoreError
 from cuerag.graph import KINDS, Graph, collection_name, corpus_of_collection, load_graph
 from cuerag.index import Indexer, IndexReport, Progress
 from cuerag.models import Models, load_models
-from cuerag.retrieval import RetrievalResult, Retriever
+from cuerag.retrieval import METHODS, Method, RetrievalResult, Retriever
 from cuerag.scoring import make_scorer
 from cuerag.store import VectorStore, open_store
 from cuerag.text import TextTools
@@ -99,6 +102,7 @@ class CueRag:
         self._graphs: dict[str, Graph] = {}
         self._graph_lock = threading.Lock()
         self._writers: dict[str, threading.Lock] = {}
+        self._baselines: dict[str, _BaselineIndexes] = {}
 
     # -- corpora --
 
@@ -237,20 +241,60 @@ class CueRag:
         question: str,
         *,
         params: QIterParams | None = None,
-        method: Literal["qiter", "dense"] = "qiter",
+        method: Method = "qiter",
     ) -> RetrievalResult:
+        """Retrieve the top-N chunks for a question with Q-Iter or one of the baselines."""
         if not question.strip():
             raise ParameterError("the query is empty; pass a question")
+        if method not in METHODS:
+            raise ParameterError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
         params = params or QIterParams()
         retriever = self.retriever(corpus)
+        if method == "qiter":
+            return retriever.q_iter(question, params)
         if method == "dense":
             return retriever.dense(question, params.top_n)
-        if method != "qiter":
-            raise ParameterError(f"unknown method {method!r}; use 'qiter' or 'dense'")
-        return retriever.q_iter(question, params)
+        return self._baseline(corpus, retriever, question, method, params.top_n)
+
+    def _baseline(self, corpus: str, retriever: Retriever, question: str, method: Method, n: int) -> RetrievalResult:
+        started = time.perf_counter()
+        graph = retriever.graph
+        indexes = self._baseline_indexes(corpus, graph)
+        if method == "bm25":
+            ranked = indexes.bm25.ranked(question, n)
+        elif method == "hybrid":
+            pool = 4 * n
+            dense = [graph.chunk_pos[h.chunk_id] for h in retriever.dense(question, pool).chunks]
+            lexical = [c for c, _ in indexes.bm25.ranked(question, pool)]
+            ranked = rrf([dense, lexical], n)
+        else:
+            ranked = indexes.keywords.ranked(retriever.embed_query(question), n)
+        return as_result(graph, corpus, question, method, ranked, started)
+
+    def _baseline_indexes(self, corpus: str, graph: Graph) -> _BaselineIndexes:
+        """BM25 and keyword indexes of a snapshot, built on first use and kept with it."""
+        with self._graph_lock:
+            cached = self._baselines.get(corpus)
+        if cached is not None and cached.graph is graph:
+            return cached
+        built = _BaselineIndexes(
+            graph=graph,
+            bm25=BM25Retriever(graph),
+            keywords=KeywordIndex.build(graph, self.models.embedder, self.text),
+        )
+        with self._graph_lock:
+            self._baselines[corpus] = built
+        return built
 
     def close(self) -> None:
         self.store.close()
+
+
+@dataclass(frozen=True)
+class _BaselineIndexes:
+    graph: Graph
+    bm25: BM25Retriever
+    keywords: KeywordIndex
 
 
 class _WriterGuard:

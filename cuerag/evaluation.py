@@ -8,6 +8,7 @@ otherwise. Recall@k follows HippoRAG: per question |gold ∩ top-k| / |gold|, av
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import string
@@ -19,9 +20,12 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel
 
-from cuerag.documents import Document, content_id
+from cuerag.config import QIterParams
+from cuerag.documents import Document, content_id, load_paths
+from cuerag.engine import CueRag
 from cuerag.errors import InputError
-from cuerag.retrieval import RetrievalResult
+from cuerag.index import Progress
+from cuerag.retrieval import Method, RetrievalResult
 
 QuestionFormat = Literal["auto", "hotpotqa", "2wiki", "musique", "simple"]
 
@@ -155,8 +159,6 @@ def score_method(
 
 def corpus_name_for(path: Path) -> str:
     """Eval corpora are named after their file's content, so a changed file is a new corpus."""
-    import hashlib
-
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
     return f"eval-{digest}"
 
@@ -168,6 +170,7 @@ class EvalRun(BaseModel):
     corpus_file: str
     corpus: str
     ks: list[int]
+    params: dict[str, Any] = {}
     methods: dict[str, dict[str, float]]
     questions: list[dict[str, Any]]
 
@@ -188,4 +191,82 @@ def write_report(run: EvalRun, out_dir: Path) -> None:
     for name, m in run.methods.items():
         cells = [f"{m[x]:.3f}" for x in metrics]
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {m['latency_ms_p50']:.1f} | {m['latency_ms_p95']:.1f} |")
+    lines += ["", "![recall@k per method](recall.png)"]
     (out_dir / "report.md").write_text("\n".join(lines) + "\n")
+    write_chart(run, out_dir)
+
+
+def write_chart(run: EvalRun, out_dir: Path) -> Path:
+    """recall@k per method as a grouped bar chart (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display: write files only
+    import matplotlib.pyplot as plt
+
+    methods = list(run.methods)
+    width = 0.8 / max(len(methods), 1)
+    fig, ax = plt.subplots(figsize=(1.6 + 1.2 * len(run.ks), 3.6), dpi=120)
+    for i, name in enumerate(methods):
+        xs = [j + i * width for j in range(len(run.ks))]
+        ys = [run.methods[name][f"recall@{k}"] for k in run.ks]
+        bars = ax.bar(xs, ys, width, label=name)
+        ax.bar_label(bars, labels=[f"{y:.2f}" for y in ys], fontsize=6, padding=1)
+    ax.set_xticks([j + width * (len(methods) - 1) / 2 for j in range(len(run.ks))])
+    ax.set_xticklabels([f"recall@{k}" for k in run.ks])
+    ax.set_ylim(0, 1.18)
+    ax.set_title(f"{Path(run.questions_file).name}: {len(run.questions)} questions", fontsize=9)
+    ax.legend(fontsize=7, loc="upper center", ncols=len(methods), frameon=False)
+    fig.tight_layout()
+    path = out_dir / "recall.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def run_eval(
+    engine: CueRag,
+    *,
+    questions_file: Path,
+    corpus_file: Path,
+    methods: Sequence[Method],
+    ks: Sequence[int],
+    params: QIterParams,
+    fmt: QuestionFormat = "auto",
+    limit: int | None = None,
+    progress: Progress | None = None,
+) -> EvalRun:
+    """Index the corpus once (reused by later runs: the corpus is named after the file's content),
+    then run every method over the same questions."""
+    docs = load_paths([corpus_file])
+    questions = load_questions(questions_file, docs, fmt)[:limit]
+    corpus = corpus_name_for(corpus_file)
+    engine.index_documents(corpus, docs, progress=progress)
+    run_params = params.model_copy(update={"top_n": max(params.top_n, *ks)})
+    results: dict[str, dict[str, float]] = {}
+    rows: dict[str, dict[str, Any]] = {q.id: {"question": q.question, "gold": q.gold_doc_ids} for q in questions}
+    for method in methods:
+
+        def run(question: str, method: Method = method) -> RetrievalResult:
+            return engine.query(corpus, question, params=run_params, method=method)
+
+        def tick(n: int, method: Method = method) -> None:
+            if progress:
+                progress(f"eval {method}", n, len(questions))
+
+        scores, per_question = score_method(questions, run, ks, tick)
+        results[method] = {
+            **scores.metrics,
+            "latency_ms_p50": scores.latency_ms_p50,
+            "latency_ms_p95": scores.latency_ms_p95,
+        }
+        for row in per_question:
+            rows[row["id"]][method] = {"ranks": row["ranks"], "retrieved": row["retrieved"]}
+    return EvalRun(
+        questions_file=str(questions_file),
+        corpus_file=str(corpus_file),
+        corpus=corpus,
+        ks=list(ks),
+        params=run_params.model_dump(),
+        methods=results,
+        questions=[{"id": qid, **row} for qid, row in rows.items()],
+    )

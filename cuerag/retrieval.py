@@ -108,14 +108,18 @@ class ChunkHit(BaseModel):
     title: str
     text: str
     score: float
-    source: Literal["graph", "dense"]
+    source: Literal["graph", "dense", "bm25", "hybrid", "ketrag"]  # what found it
     unit_ids: list[str] = []  # collected units this chunk holds (why it came back)
+
+
+Method = Literal["qiter", "dense", "bm25", "hybrid", "ketrag"]
+METHODS: tuple[str, ...] = ("qiter", "dense", "bm25", "hybrid", "ketrag")
 
 
 class RetrievalResult(BaseModel):
     corpus: str
     query: str
-    method: Literal["qiter", "dense"]
+    method: Method
     chunks: list[ChunkHit]
     trace: QIterTrace | None = None
     elapsed_ms: float
