@@ -38,6 +38,8 @@ def _engine(ctx: typer.Context) -> CueRag:
     if "engine" not in ctx.obj:
         with err.status("loading models…"):
             ctx.obj["engine"] = CueRag(_settings(ctx))
+        # Release the store (and its directory lock) when the command ends.
+        ctx.call_on_close(ctx.obj["engine"].close)
     engine: CueRag = ctx.obj["engine"]
     return engine
 

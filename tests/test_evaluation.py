@@ -1,0 +1,204 @@
+"""Evaluation: question formats, gold passages, metrics, baselines and the `cuerag eval` command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLE, SAMPLE_CORPUS
+from typer.testing import CliRunner
+
+from cuerag.baselines import RRF_K, rrf
+from cuerag.cli import app
+from cuerag.documents import content_id, load_paths, make_document
+from cuerag.engine import CueRag
+from cuerag.errors import InputError
+from cuerag.evaluation import Question, load_questions, normalize_answer, score_method
+from cuerag.retrieval import ChunkHit, RetrievalResult
+
+DOCS = [
+    make_document("Alpha", "Alpha is a town."),
+    make_document("Beta", "Beta is a river."),
+    make_document("Gamma", "Gamma is a mountain."),
+    make_document("Gamma", "Gamma is also a film."),  # a second passage with the same title
+]
+
+
+def _write(tmp_path: Path, name: str, data: object) -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_hotpotqa_form_resolves_gold_titles(tmp_path: Path) -> None:
+    rec = {"_id": "h1", "question": "Q?", "answer": "a town", "level": "easy", "type": "bridge",
+           "supporting_facts": [["Alpha", 0], ["Beta", 0], ["Alpha", 1]]}  # fmt: skip
+    [q] = load_questions(_write(tmp_path, "h.json", [rec]), DOCS)
+    assert q.id == "h1"
+    assert q.gold_doc_ids == [DOCS[0].id, DOCS[1].id]  # distinct titles, first-seen order
+    assert q.answers == ["a town"]
+
+
+def test_2wiki_form_is_detected_by_its_evidences(tmp_path: Path) -> None:
+    rec = {"_id": "w1", "question": "Q?", "answer": "x", "type": "compositional", "evidences": [],
+           "supporting_facts": [["Beta", 0]]}  # fmt: skip
+    [q] = load_questions(_write(tmp_path, "w.json", [rec]), DOCS)
+    assert q.gold_doc_ids == [DOCS[1].id]
+
+
+def test_musique_form_matches_title_and_text(tmp_path: Path) -> None:
+    paragraphs = [
+        {"idx": 0, "title": "Gamma", "paragraph_text": "Gamma is also a film.", "is_supporting": True},
+        {"idx": 1, "title": "Alpha", "paragraph_text": "Alpha is a town.", "is_supporting": False},
+    ]
+    rec = {"id": "m1", "question": "Q?", "answer": "film", "answer_aliases": ["movie"], "paragraphs": paragraphs}
+    [q] = load_questions(_write(tmp_path, "m.json", [rec]), DOCS)
+    # Two passages are titled Gamma: the text decides which one is gold.
+    assert q.gold_doc_ids == [content_id("Gamma", "Gamma is also a film.")] == [DOCS[3].id]
+    assert q.answers == ["film", "movie"]
+
+
+def test_simple_form(tmp_path: Path) -> None:
+    recs = [
+        {"question": "Where?", "gold_titles": ["Beta"], "answer": "river"},
+        {"question": "What?", "gold_titles": ["Alpha"]},
+    ]
+    qs = load_questions(_write(tmp_path, "s.json", recs), DOCS)
+    assert [q.gold_doc_ids for q in qs] == [[DOCS[1].id], [DOCS[0].id]]
+    assert qs[1].answers == []
+
+
+def test_bad_question_files(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="not in the corpus"):
+        load_questions(_write(tmp_path, "a.json", [{"question": "Q", "gold_titles": ["Nowhere"]}]), DOCS)
+    with pytest.raises(InputError, match="unknown question format"):
+        load_questions(_write(tmp_path, "b.json", [{"question": "Q"}]), DOCS)
+    with pytest.raises(InputError, match="not found"):
+        load_questions(tmp_path / "missing.json", DOCS)
+    bad = tmp_path / "c.json"
+    bad.write_text("[{")
+    with pytest.raises(InputError, match="not a valid JSON"):
+        load_questions(bad, DOCS)
+
+
+def test_normalize_answer() -> None:
+    assert normalize_answer("The  Beatles!") == "beatles"
+    assert normalize_answer("an Apple, a day") == "apple day"
+
+
+def _result(doc_ids: list[str], texts: list[str] | None = None) -> RetrievalResult:
+    texts = texts or [""] * len(doc_ids)
+    hits = [
+        ChunkHit(chunk_id=f"c{i}", doc_id=d, title="", text=t, score=1.0 - i / 10, source="dense")
+        for i, (d, t) in enumerate(zip(doc_ids, texts, strict=True))
+    ]
+    return RetrievalResult(corpus="x", query="q", method="dense", chunks=hits, elapsed_ms=1.0)
+
+
+def test_score_method_metrics() -> None:
+    questions = [
+        Question(id="1", question="a", gold_doc_ids=["g1", "g2"], answers=["Paris"]),
+        Question(id="2", question="b", gold_doc_ids=["g3"], answers=["Rome"]),
+    ]
+    runs = {
+        "a": _result(["x", "g1", "g1", "y", "g2"], ["", "in paris", "", "", ""]),  # doc g1 twice counts once
+        "b": _result(["y", "z"]),
+    }
+    scores, rows = score_method(questions, lambda q: runs[q], [1, 2, 5])
+    m = scores.metrics
+    # q1: ranked docs x, g1, y, g2 -> g1 at 2, g2 at 4; q2: nothing.
+    assert m["recall@1"] == 0.0
+    assert m["recall@2"] == pytest.approx((1 / 2 + 0) / 2)
+    assert m["recall@5"] == pytest.approx((2 / 2 + 0) / 2)
+    assert m["all_recall@2"] == 0.0 and m["all_recall@5"] == 0.5
+    assert m["coverage@1"] == 0.0 and m["coverage@2"] == 0.5
+    assert rows[0]["ranks"] == {"g1": 2, "g2": 4} and rows[1]["ranks"] == {}
+
+
+def test_rrf_orders_by_fused_rank() -> None:
+    fused = rrf([[1, 2, 3], [3, 1, 4]], 4)
+    assert [d for d, _ in fused] == [1, 3, 2, 4]
+    assert fused[0][1] == pytest.approx(1 / (RRF_K + 1) + 1 / (RRF_K + 2))
+
+
+@pytest.fixture(scope="module")
+def sample(sample_engine: CueRag) -> CueRag:
+    return sample_engine
+
+
+@pytest.mark.parametrize("method", ["bm25", "hybrid", "ketrag"])
+def test_baselines_find_the_obvious_passage(sample: CueRag, method: str) -> None:
+    result = sample.query(SAMPLE, "Where was Wolfgang Amadeus Mozart born, Salzburg?", method=method)  # type: ignore[arg-type]
+    assert result.method == method
+    assert result.chunks[0].doc_id in {"mozart", "salzburg"}
+    assert {h.source for h in result.chunks} == {method}
+    assert len(result.chunks) <= 5
+
+
+def test_bm25_scores_descend_and_stop_words_find_nothing(sample: CueRag) -> None:
+    result = sample.query(SAMPLE, "Nottingham Forest FA Cup", method="bm25")
+    scores = [h.score for h in result.chunks]
+    assert scores == sorted(scores, reverse=True)
+    assert result.chunks[0].doc_id == "nottingham-forest-fa-cup"
+    assert sample.query(SAMPLE, "the of and", method="bm25").chunks == []
+
+
+def test_eval_command_writes_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CUERAG_DATA_DIR", str(tmp_path / "data"))
+    questions = _write(
+        tmp_path,
+        "q.json",
+        [
+            {
+                "question": "When did the 1979-80 European Cup winner win the FA Cup?",
+                "gold_titles": ["1979-80 European Cup", "Nottingham Forest in the FA Cup"],
+                "answer": "1898",
+            },
+            {
+                "question": "Who was the brother of Lothair II's wife?",
+                "gold_titles": ["Teutberga"],
+                "answer": "Hucbert",
+            },
+        ],
+    )
+    out = tmp_path / "out"
+    args = ["eval", "--questions", str(questions), "--corpus", str(SAMPLE_CORPUS)]
+    result = CliRunner().invoke(app, [*args, "--methods", "qiter,dense,bm25", "--k", "2,5", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "results.json").read_text())
+    assert set(data["methods"]) == {"qiter", "dense", "bm25"}
+    for metrics in data["methods"].values():
+        for key in (
+            "recall@2",
+            "recall@5",
+            "all_recall@2",
+            "all_recall@5",
+            "coverage@2",
+            "coverage@5",
+            "latency_ms_p50",
+        ):
+            assert isinstance(metrics[key], float)
+    assert data["methods"]["qiter"]["recall@5"] == 1.0
+    assert [q["question"][:4] for q in data["questions"]] == ["When", "Who "]
+    assert data["questions"][1]["qiter"]["ranks"] == {load_doc_id("Teutberga"): 2}
+    assert (out / "recall.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "| qiter |" in (out / "report.md").read_text()
+    # The corpus was indexed once, under a name from the file's content; a second run reuses it.
+    again = CliRunner().invoke(app, [*args, "--methods", "dense", "--k", "1", "--out", str(out), "--limit", "1"])
+    assert again.exit_code == 0, again.output
+    assert len(json.loads((out / "results.json").read_text())["questions"]) == 1
+
+
+def load_doc_id(title: str) -> str:
+    return next(d.id for d in load_paths([SAMPLE_CORPUS]) if d.title == title)
+
+
+def test_eval_command_refuses_unknown_method(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CUERAG_DATA_DIR", str(tmp_path / "data"))
+    q = _write(tmp_path, "q.json", [{"question": "x", "gold_titles": ["Teutberga"]}])
+    result = CliRunner().invoke(
+        app, ["eval", "--questions", str(q), "--corpus", str(SAMPLE_CORPUS), "--methods", "magic"]
+    )
+    assert result.exit_code == 1
+    assert "unknown method(s) ['magic']" in result.output
