@@ -235,7 +235,11 @@ def eval_command(
     questions: Annotated[Path, typer.Option(help="Question file (HotpotQA, 2Wiki, MuSiQue or simple form).")],
     corpus_file: Annotated[Path, typer.Option("--corpus", help="Corpus file ([{title,text}] or {title: sentences}).")],
     methods: Annotated[
-        str, typer.Option(help="Comma-separated: qiter, dense, bm25, hybrid (dense+BM25 by RRF), ketrag.")
+        str,
+        typer.Option(
+            help="Comma-separated: qiter, dense, bm25, hybrid (dense+BM25 by RRF), ketrag; Q-Iter variants as "
+            "qiter:key=value[:key=value], e.g. qiter:query_update=false"
+        ),
     ] = "qiter,dense,bm25,hybrid,ketrag",
     k: Annotated[str, typer.Option("--k", help="Comma-separated cut-offs for recall@k.")] = "2,5",
     out_dir: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("eval-out"),
@@ -243,14 +247,15 @@ def eval_command(
     fmt: Annotated[str, typer.Option("--format", help="auto, hotpotqa, 2wiki, musique or simple.")] = "auto",
 ) -> None:
     """Measure recall@k of gold passages for each method over one index of the corpus."""
-    from cuerag.evaluation import run_eval, write_report
+    from cuerag.evaluation import parse_method, run_eval, write_report
 
     try:
         ks = sorted({int(x) for x in k.split(",") if x.strip()})
         names = [m.strip() for m in methods.split(",") if m.strip()]
-        unknown = [m for m in names if m not in METHODS]
-        if unknown or not names:
-            raise CueRagError(f"unknown method(s) {unknown}; choose from {', '.join(METHODS)}")
+        if not names:
+            raise CueRagError(f"no method given; choose from {', '.join(METHODS)}")
+        for name in names:
+            parse_method(name)
         if not ks or ks[0] < 1:
             raise CueRagError("--k needs positive integers, e.g. 2,5")
         if fmt not in ("auto", "hotpotqa", "2wiki", "musique", "simple"):
@@ -261,7 +266,7 @@ def eval_command(
                 engine,
                 questions_file=questions,
                 corpus_file=corpus_file,
-                methods=names,  # type: ignore[arg-type]
+                methods=names,
                 ks=ks,
                 params=QIterParams(),
                 fmt=fmt,  # type: ignore[arg-type]
@@ -284,7 +289,7 @@ def bench(
     ),
     queries: Annotated[int, typer.Option(help="Queries to time for each method.")] = 200,
     out_dir: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("bench-out"),
-    corpus: Annotated[str, typer.Option(help="Corpus name to (re)build.")] = "bench",
+    corpus: Annotated[str, typer.Option("--name", help="Corpus name to (re)build.")] = "bench",
 ) -> None:
     """Index a corpus from scratch and time indexing, queries (Q-Iter and dense) and start-up."""
     from cuerag.bench import bench_markdown, run_bench
@@ -309,3 +314,7 @@ def bench(
     text = bench_markdown(report)
     (out_dir / "bench.md").write_text(text)
     out.print(text, markup=False, highlight=False)
+
+
+if __name__ == "__main__":
+    main()

@@ -25,7 +25,7 @@ from cuerag.documents import Document, content_id, load_paths
 from cuerag.engine import CueRag
 from cuerag.errors import InputError
 from cuerag.index import Progress
-from cuerag.retrieval import Method, RetrievalResult
+from cuerag.retrieval import METHODS, Method, RetrievalResult
 
 QuestionFormat = Literal["auto", "hotpotqa", "2wiki", "musique", "simple"]
 
@@ -223,12 +223,30 @@ def write_chart(run: EvalRun, out_dir: Path) -> Path:
     return path
 
 
+def parse_method(spec: str) -> tuple[Method, dict[str, Any]]:
+    """A method name, optionally with Q-Iter parameters: `qiter:k=5:query_update=false`."""
+    name, *assignments = spec.split(":")
+    if name not in METHODS:
+        raise InputError(f"unknown method {name!r} in {spec!r}; choose from {', '.join(METHODS)}")
+    overrides: dict[str, Any] = {}
+    for assignment in assignments:
+        key, sep, raw = assignment.partition("=")
+        if not sep or key not in QIterParams.model_fields or key == "top_n":
+            allowed = ", ".join(f for f in QIterParams.model_fields if f != "top_n")
+            raise InputError(f"bad parameter {assignment!r} in {spec!r}; use key=value with key one of: {allowed}")
+        overrides[key] = raw.lower() == "true" if raw.lower() in ("true", "false") else json.loads(raw)
+    if overrides and name != "qiter":
+        raise InputError(f"parameters apply to qiter only, not {name!r}")
+    QIterParams(**overrides)  # range errors surface here, before any work
+    return name, overrides  # type: ignore[return-value]
+
+
 def run_eval(
     engine: CueRag,
     *,
     questions_file: Path,
     corpus_file: Path,
-    methods: Sequence[Method],
+    methods: Sequence[str],
     ks: Sequence[int],
     params: QIterParams,
     fmt: QuestionFormat = "auto",
@@ -244,23 +262,25 @@ def run_eval(
     run_params = params.model_copy(update={"top_n": max(params.top_n, *ks)})
     results: dict[str, dict[str, float]] = {}
     rows: dict[str, dict[str, Any]] = {q.id: {"question": q.question, "gold": q.gold_doc_ids} for q in questions}
-    for method in methods:
+    for spec in methods:
+        method, overrides = parse_method(spec)
+        spec_params = run_params.model_copy(update=overrides)
 
-        def run(question: str, method: Method = method) -> RetrievalResult:
-            return engine.query(corpus, question, params=run_params, method=method)
+        def run(question: str, method: Method = method, spec_params: QIterParams = spec_params) -> RetrievalResult:
+            return engine.query(corpus, question, params=spec_params, method=method)
 
-        def tick(n: int, method: Method = method) -> None:
+        def tick(n: int, spec: str = spec) -> None:
             if progress:
-                progress(f"eval {method}", n, len(questions))
+                progress(f"eval {spec}", n, len(questions))
 
         scores, per_question = score_method(questions, run, ks, tick)
-        results[method] = {
+        results[spec] = {
             **scores.metrics,
             "latency_ms_p50": scores.latency_ms_p50,
             "latency_ms_p95": scores.latency_ms_p95,
         }
         for row in per_question:
-            rows[row["id"]][method] = {"ranks": row["ranks"], "retrieved": row["retrieved"]}
+            rows[row["id"]][spec] = {"ranks": row["ranks"], "retrieved": row["retrieved"]}
     return EvalRun(
         questions_file=str(questions_file),
         corpus_file=str(corpus_file),

@@ -201,4 +201,4 @@ def test_eval_command_refuses_unknown_method(tmp_path: Path, monkeypatch: pytest
         app, ["eval", "--questions", str(q), "--corpus", str(SAMPLE_CORPUS), "--methods", "magic"]
     )
     assert result.exit_code == 1
-    assert "unknown method(s) ['magic']" in result.output
+    assert "unknown method 'magic'" in result.output

@@ -96,12 +96,25 @@ def test_results_are_sorted_by_score(sample_engine: CueRag) -> None:
 
 
 def test_chunk_scores_are_cosines_with_the_question(sample_engine: CueRag) -> None:
-    result = qiter(sample_engine)
+    result = qiter(sample_engine, path_weight=0.0)  # the paper's final rerank: chunks on their own
     retriever = sample_engine.retriever(SAMPLE)
     q = retriever.embed_query(TOY)
     g = retriever.graph
     for hit in result.chunks:
         assert hit.score == pytest.approx(float(g.chunk_vectors[g.chunk_pos[hit.chunk_id]] @ q), abs=1e-5)
+
+
+def test_chunk_scores_mix_in_path_evidence(sample_engine: CueRag) -> None:
+    result = qiter(sample_engine)  # default path_weight 0.5
+    assert result.trace is not None
+    retriever = sample_engine.retriever(SAMPLE)
+    q = retriever.embed_query(TOY)
+    g = retriever.graph
+    paths = [p for d in result.trace.depths for p in d.paths]
+    for hit in result.chunks:
+        cosine = float(g.chunk_vectors[g.chunk_pos[hit.chunk_id]] @ q)
+        evidence = max(p.score for p in paths if set(p.unit_ids) & set(hit.unit_ids))
+        assert hit.score == pytest.approx(0.5 * cosine + 0.5 * evidence, abs=1e-4)
 
 
 def test_trace_depths_are_ranked_and_bounded_by_the_beam(sample_engine: CueRag) -> None:

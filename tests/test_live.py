@@ -1,0 +1,177 @@
+"""A living corpus: add, delete, replace and crashes end in the same state as a fresh index."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import EngineFactory, point_counts
+
+from cuerag.documents import Document, make_document
+from cuerag.engine import CueRag
+from cuerag.graph import Graph
+
+QUESTIONS = [
+    "Where was the founder of Company 3 born?",
+    "Which company did the person born in City 2 in 1905 found?",
+    "Who founded Company 5?",
+]
+
+
+def _docs(n: int, *, offset: int = 0) -> list[Document]:
+    """Short biographies that share cities and companies, so entities join many units."""
+    docs = []
+    for i in range(offset, offset + n):
+        text = (
+            f"Person {i} was born in City {i % 7} in {1900 + i}. "
+            f"Person {i} founded Company {i % 11} with partners from City {(i + 3) % 7}. "
+            f"Company {i % 11} later moved to City {(i + 1) % 7}."
+        )
+        docs.append(make_document(f"Person {i}", text, f"person-{i}"))
+    return docs
+
+
+def _state(engine: CueRag, corpus: str) -> dict[str, Any]:
+    g: Graph = engine.graph(corpus)
+    results = {q: [h.chunk_id for h in engine.query(corpus, q).chunks] for q in QUESTIONS}
+    return {
+        "chunks": sorted(g.chunk_ids),
+        "units": sorted(g.unit_ids),
+        "entities": sorted(g.entity_ids),
+        "unit_edges": sorted((g.unit_ids[u], g.entity_ids[e]) for u, es in enumerate(g.unit_entities) for e in es),
+        "chunk_edges": sorted((g.chunk_ids[c], g.unit_ids[u]) for c, us in enumerate(g.chunk_units) for u in us),
+        "points": point_counts(engine, corpus),
+        "qiter": results,
+    }
+
+
+@pytest.fixture(scope="module")
+def reference(models: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    from cuerag.config import Settings
+
+    engine = CueRag(Settings(data_dir=tmp_path_factory.mktemp("ref")), models=models)
+    engine.index_documents("c", _docs(60))
+    state = _state(engine, "c")
+    engine.close()
+    return state
+
+
+def test_adding_in_parts_equals_indexing_at_once(make_engine: EngineFactory, reference: dict[str, Any]) -> None:
+    engine = make_engine()
+    first = engine.index_documents("c", _docs(25))
+    second = engine.index_documents("c", _docs(60))  # the first 25 again, unchanged, and 35 new
+    assert (first.documents_added, second.documents_added, second.documents_unchanged) == (25, 35, 25)
+    assert second.entities_kept > 0  # entities seen before gain edges instead of new nodes
+    assert _state(engine, "c") == reference
+
+
+def test_delete_then_re_add_restores_the_same_state(make_engine: EngineFactory, reference: dict[str, Any]) -> None:
+    engine = make_engine()
+    engine.index_documents("c", _docs(60))
+    gone = [f"person-{i}" for i in range(40, 60)]
+    report = engine.delete_documents("c", [*gone, "no-such-doc"])
+    assert report.documents_deleted == gone and report.not_found == ["no-such-doc"]
+    assert report.chunks_deleted == 20 and report.units_removed > 0
+
+    fresh = make_engine()
+    fresh.index_documents("c", _docs(40))
+    assert _state(engine, "c") == _state(fresh, "c")  # no stale units or entities left behind
+
+    engine.index_documents("c", _docs(20, offset=40))
+    assert _state(engine, "c") == reference
+
+
+def test_replacing_a_document_leaves_no_trace_of_the_old_text(
+    make_engine: EngineFactory, reference: dict[str, Any]
+) -> None:
+    engine = make_engine()
+    docs = _docs(60)
+    changed = [
+        *docs[:10],
+        make_document("Person 10", "Person 10 was a sailor from Port Nowhere.", "person-10"),
+        *docs[11:],
+    ]
+    engine.index_documents("c", changed)
+    report = engine.index_documents("c", docs)  # person-10 back to its original text
+    assert (report.documents_replaced, report.documents_unchanged) == (1, 59)
+    assert _state(engine, "c") == reference
+    assert not any("Port Nowhere" in t for t in engine.graph("c").unit_texts)
+
+
+class _CrashingStore:
+    """The real store, but the process 'dies' (an exception) before the Nth upsert."""
+
+    def __init__(self, store: Any, fail_at: int) -> None:
+        self._store = store
+        self._left = fail_at
+
+    def upsert(self, name: str, points: Any) -> None:
+        if self._left == 0:
+            raise KeyboardInterrupt("simulated crash")
+        self._left -= 1
+        self._store.upsert(name, points)
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._store, attr)
+
+
+@pytest.mark.parametrize("fail_at", [0, 1, 2, 3, 5])
+def test_a_run_interrupted_between_writes_is_completed_by_a_rerun(
+    make_engine: EngineFactory, reference: dict[str, Any], fail_at: int, tmp_path: Path
+) -> None:
+    data = tmp_path / "crash"
+    engine = make_engine(data_dir=data)
+    engine.index_documents("c", _docs(20))  # an earlier run that completed
+    before = _state(engine, "c")
+    engine.store = _CrashingStore(engine.store, fail_at)  # type: ignore[assignment]
+    import cuerag.index as index_module
+
+    small_batches = pytest.MonkeyPatch()
+    small_batches.setattr(index_module, "_WRITE_BATCH", 16)  # many write batches: many crash points
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            engine.index_documents("c", _docs(60))
+    finally:
+        small_batches.undo()
+    engine.store = engine.store._store  # type: ignore[attr-defined]
+    engine.close()
+
+    reopened = make_engine(data_dir=data)
+    seen = _state(reopened, "c")
+    # What the interrupted run wrote is not part of the graph (its points may be in the store).
+    assert {k: v for k, v in seen.items() if k != "points"} == {k: v for k, v in before.items() if k != "points"}
+    reopened.index_documents("c", _docs(60))
+    assert _state(reopened, "c") == reference
+
+
+def test_sigkill_during_indexing_then_rerun(
+    tmp_path: Path, reference: dict[str, Any], make_engine: EngineFactory
+) -> None:
+    """A real `cuerag index` process killed with SIGKILL at several moments; each time the corpus
+    stays queryable and a rerun ends in the reference state."""
+    corpus_file = tmp_path / "docs.json"
+    corpus_file.write_text(json.dumps([d.model_dump() for d in _docs(60)]))
+    data = tmp_path / "data"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUERAG_")}
+    env["CUERAG_DATA_DIR"] = str(data)
+    cmd = [sys.executable, "-m", "cuerag.cli", "index", str(corpus_file), "--corpus", "c"]
+    for delay in (2.0, 6.0, 9.0):
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+        engine = make_engine(data_dir=data)
+        if "c" in engine.corpora():
+            engine.query("c", QUESTIONS[0])  # queryable whatever the moment of the kill
+        engine.close()
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert _state(make_engine(data_dir=data), "c") == reference
