@@ -16,7 +16,7 @@ import numpy as np
 
 from cuerag.graph import Graph
 from cuerag.models import Embedder
-from cuerag.retrieval import ChunkHit, Method, RetrievalResult
+from cuerag.retrieval import Method, RetrievalResult, chunk_hit
 from cuerag.text import TextTools
 
 RRF_K = 60  # the constant of Cormack et al.'s reciprocal rank fusion
@@ -28,17 +28,6 @@ def _stopwords() -> frozenset[str]:
     from bm25s.stopwords import STOPWORDS_EN
 
     return frozenset(STOPWORDS_EN)
-
-
-def _hit(graph: Graph, c: int, score: float, method: Method) -> ChunkHit:
-    return ChunkHit(
-        chunk_id=graph.chunk_ids[c],
-        doc_id=graph.chunk_docs[c],
-        title=graph.chunk_titles[c],
-        text=graph.chunk_texts[c],
-        score=round(float(score), 6),
-        source=method if method != "qiter" else "graph",
-    )
 
 
 class BM25Retriever:
@@ -153,6 +142,6 @@ def as_result(
         corpus=corpus,
         query=query,
         method=method,
-        chunks=[_hit(graph, c, s, method) for c, s in ranked],
+        chunks=[chunk_hit(graph, c, s, "graph" if method == "qiter" else method) for c, s in ranked],
         elapsed_ms=round((time.perf_counter() - started) * 1000, 2),
     )

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -172,17 +173,20 @@ def print_result(result: RetrievalResult, *, show_trace: bool) -> None:
     table.add_column("chunk")
     for rank, hit in enumerate(result.chunks, start=1):
         text = hit.text if len(hit.text) < 300 else hit.text[:297] + "…"
-        table.add_row(str(rank), f"{hit.score:.3f}", hit.source, f"[bold]{hit.title}[/bold] ({hit.doc_id})\n{text}")
+        label = f"[bold]{escape(hit.title)}[/bold] ({escape(hit.doc_id)})\n{escape(text)}"
+        table.add_row(str(rank), f"{hit.score:.3f}", hit.source, label)
     out.print(table)
     if show_trace and result.trace is not None:
         t = result.trace
-        out.print(f"[bold]query entities[/bold]: {', '.join(t.query_entities) or '—'}")
+        out.print(f"[bold]query entities[/bold]: {escape(', '.join(t.query_entities)) or '—'}")
         anchors = dict.fromkeys(f"{a.name} ({'query' if a.source == 'query_entity' else 'unit'})" for a in t.anchors)
-        out.print(f"[bold]anchors[/bold]: {', '.join(anchors) or '—'}")
+        out.print(f"[bold]anchors[/bold]: {escape(', '.join(anchors)) or '—'}")
         for d in t.depths:
             out.print(f"[bold]depth {d.depth}[/bold] — {d.candidates} candidate paths, kept {len(d.paths)}")
             for p in d.paths:
-                steps = " → ".join(f"[{via}] {text}" for via, text in zip(p.via_entities, p.unit_texts, strict=True))
+                steps = " → ".join(
+                    escape(f"[{via}] {text}") for via, text in zip(p.via_entities, p.unit_texts, strict=True)
+                )
                 out.print(f"  {p.score:.3f}  {steps}")
     out.print(f"[dim]{result.elapsed_ms:.0f} ms[/dim]")
 

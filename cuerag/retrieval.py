@@ -102,13 +102,16 @@ class QIterTrace(BaseModel):
     candidate_chunks: int
 
 
+HitSource = Literal["graph", "dense", "bm25", "hybrid", "ketrag"]
+
+
 class ChunkHit(BaseModel):
     chunk_id: str
     doc_id: str
     title: str
     text: str
     score: float
-    source: Literal["graph", "dense", "bm25", "hybrid", "ketrag"]  # what found it
+    source: HitSource  # what found it
     unit_ids: list[str] = []  # collected units this chunk holds (why it came back)
 
 
@@ -123,6 +126,19 @@ class RetrievalResult(BaseModel):
     chunks: list[ChunkHit]
     trace: QIterTrace | None = None
     elapsed_ms: float
+
+
+def chunk_hit(graph: Graph, c: int, score: float, source: HitSource, units: Sequence[int] = ()) -> ChunkHit:
+    """A retrieved chunk, with the collected units that brought it (if any)."""
+    return ChunkHit(
+        chunk_id=graph.chunk_ids[c],
+        doc_id=graph.chunk_docs[c],
+        title=graph.chunk_titles[c],
+        text=graph.chunk_texts[c],
+        score=round(float(score), 6),
+        source=source,
+        unit_ids=[graph.unit_ids[u] for u in units],
+    )
 
 
 # ---- Q-Iter state --------------------------------------------------------------------------------
@@ -410,17 +426,8 @@ class Retriever:
             score=round(float(score), 6),
         )
 
-    def _chunk_hit(self, c: int, score: float, source: Literal["graph", "dense"], units: Sequence[int]) -> ChunkHit:
-        g = self.graph
-        return ChunkHit(
-            chunk_id=g.chunk_ids[c],
-            doc_id=g.chunk_docs[c],
-            title=g.chunk_titles[c],
-            text=g.chunk_texts[c],
-            score=round(score, 6),
-            source=source,
-            unit_ids=[g.unit_ids[u] for u in units],
-        )
+    def _chunk_hit(self, c: int, score: float, source: HitSource, units: Sequence[int]) -> ChunkHit:
+        return chunk_hit(self.graph, c, score, source, units)
 
     # -- dense baseline --
 
