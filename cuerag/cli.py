@@ -216,6 +216,41 @@ def stats(ctx: typer.Context, corpus: Annotated[str, typer.Option("--corpus", "-
 
 
 @app.command()
+def delete(
+    ctx: typer.Context,
+    doc_ids: Annotated[list[str], typer.Argument(help="Document ids to delete (the doc_id shown by query).")],
+    corpus: Annotated[str, typer.Option("--corpus", "-c")],
+) -> None:
+    """Delete documents from a corpus; units and entities nothing else supports go too."""
+    try:
+        report = _engine(ctx).delete_documents(corpus, doc_ids)
+    except CueRagError as exc:
+        raise _fail(exc) from exc
+    out.print(
+        f"deleted {len(report.documents_deleted)} documents ({report.chunks_deleted} chunks, "
+        f"{report.units_removed} units, {report.entities_removed} entities)"
+        + (f"; not found: {', '.join(report.not_found)}" if report.not_found else ""),
+        markup=False,
+    )
+
+
+@app.command()
+def drop(
+    ctx: typer.Context,
+    corpus: Annotated[str, typer.Option("--corpus", "-c")],
+    yes: Annotated[bool, typer.Option("--yes", help="Confirm: the corpus cannot be recovered.")] = False,
+) -> None:
+    """Delete a whole corpus (its three collections)."""
+    if not yes:
+        raise _fail(CueRagError(f"dropping {corpus!r} deletes it for good; add --yes to confirm"))
+    try:
+        _engine(ctx).drop_corpus(corpus)
+    except CueRagError as exc:
+        raise _fail(exc) from exc
+    out.print(f"dropped corpus {corpus}", markup=False)
+
+
+@app.command()
 def demo(
     ctx: typer.Context,
     question: Annotated[str, typer.Option(help="The question to ask.")] = SAMPLE_QUESTION,

@@ -202,3 +202,25 @@ def test_eval_command_refuses_unknown_method(tmp_path: Path, monkeypatch: pytest
     )
     assert result.exit_code == 1
     assert "unknown method 'magic'" in result.output
+
+
+def test_cli_index_query_delete_drop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CUERAG_DATA_DIR", str(tmp_path / "data"))
+    runner = CliRunner()
+    indexed = runner.invoke(app, ["index", str(SAMPLE_CORPUS), "--corpus", "s", "--json"])
+    assert indexed.exit_code == 0, indexed.output
+    assert '"documents_added": 15' in indexed.output
+    found = runner.invoke(app, ["query", "Who was the brother of Lothair II's wife?", "--corpus", "s", "--json"])
+    assert found.exit_code == 0, found.output
+    assert "teutberga" in [c["doc_id"] for c in json.loads(found.stdout)["chunks"]]
+    deleted = runner.invoke(app, ["delete", "teutberga", "nope", "--corpus", "s"])
+    assert deleted.exit_code == 0, deleted.output
+    assert "deleted 1 documents" in deleted.output and "not found: nope" in deleted.output
+    again = runner.invoke(app, ["query", "Who was the brother of Lothair II's wife?", "--corpus", "s", "--json"])
+    assert "teutberga" not in [c["doc_id"] for c in json.loads(again.stdout)["chunks"]]
+    refused = runner.invoke(app, ["drop", "--corpus", "s"])
+    assert refused.exit_code == 1 and "--yes" in refused.output
+    dropped = runner.invoke(app, ["drop", "--corpus", "s", "--yes"])
+    assert dropped.exit_code == 0, dropped.output
+    missing = runner.invoke(app, ["query", "x", "--corpus", "s"])
+    assert missing.exit_code == 1 and "unknown corpus 's'" in missing.output
