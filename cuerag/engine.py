@@ -24,7 +24,7 @@ from cuerag.baselines import BM25Retriever, KeywordIndex, as_result, rrf
 from cuerag.config import QIterParams, Settings
 from cuerag.documents import Document, check_documents, dedupe_documents, load_paths
 from cuerag.errors import CorpusNotFoundError, CueRagError, InvalidNameError, ParameterError, StoreError
-from cuerag.graph import KINDS, Graph, collection_name, corpus_of_collection, load_graph
+from cuerag.graph import KINDS, Graph, collection_name, corpus_of_collection, load_graph, updated_graph
 from cuerag.index import Indexer, IndexReport, Progress
 from cuerag.models import Models, load_models
 from cuerag.retrieval import METHODS, Method, RetrievalResult, Retriever
@@ -175,27 +175,36 @@ class CueRag:
                 self.store.create_collection(collection_name(corpus, kind), dim)
             graph = self.graph(corpus)
             indexer = Indexer(settings=self.settings, models=self.models, text=self.text, store=self.store)
-            report = indexer.run(corpus, docs, graph, progress=progress)
-            fresh = self._collect_orphans(corpus, load_graph(self.store, corpus, dim=dim))
+            report, written = indexer.run(corpus, docs, graph, progress=progress)
+            if not (written.chunks or written.removed_chunks or graph.orphan_unit_ids or graph.orphan_entity_ids):
+                report.totals = graph.sizes
+                return report  # nothing changed: the snapshot stands
+            updated = updated_graph(
+                graph,
+                chunks=written.chunks,
+                units=written.units,
+                entities=written.entities,
+                removed_chunks=written.removed_chunks,
+            )
+            fresh = self._collect_orphans(corpus, updated, earlier=graph)
             with self._graph_lock:
                 self._graphs[corpus] = fresh
             report.totals = fresh.sizes
         log.info("indexed %s: %s", corpus, report.model_dump(exclude={"totals", "stage_seconds"}))
         return report
 
-    def _collect_orphans(self, corpus: str, graph: Graph) -> Graph:
-        """Delete stored units and entities that no live chunk reaches. Runs under the writer
-        lock, after the run's chunks are stored, so it never removes what a run still needs."""
-        self.store.delete(collection_name(corpus, "units"), graph.orphan_unit_ids)
-        self.store.delete(collection_name(corpus, "entities"), graph.orphan_entity_ids)
-        if graph.orphan_unit_ids or graph.orphan_entity_ids:
-            log.info(
-                "removed %d orphan units and %d orphan entities from %s",
-                len(graph.orphan_unit_ids),
-                len(graph.orphan_entity_ids),
-                corpus,
-            )
-        return dataclasses.replace(graph, orphan_unit_ids=[], orphan_entity_ids=[])
+    def _collect_orphans(self, corpus: str, graph: Graph, *, earlier: Graph) -> Graph:
+        """Delete stored units and entities that no live chunk reaches: those the last change left
+        unreachable, and those an earlier, killed run left behind (found when the store was read)
+        unless this run made them live. Runs under the writer lock, after the run's chunks are
+        stored, so it never removes what a run still needs."""
+        units = sorted({*graph.orphan_unit_ids, *earlier.orphan_unit_ids} - graph.unit_pos.keys())
+        entities = sorted({*graph.orphan_entity_ids, *earlier.orphan_entity_ids} - graph.entity_pos.keys())
+        self.store.delete(collection_name(corpus, "units"), units)
+        self.store.delete(collection_name(corpus, "entities"), entities)
+        if units or entities:
+            log.info("removed %d orphan units and %d orphan entities from %s", len(units), len(entities), corpus)
+        return dataclasses.replace(graph, orphan_unit_ids=[], orphan_entity_ids=[], points=graph.points)
 
     def index_paths(self, corpus: str, paths: Sequence[str | Path], *, progress: Progress | None = None) -> IndexReport:
         """Read and validate every file first, then index; a bad file stops the run before any write."""
@@ -214,8 +223,8 @@ class CueRag:
             found = [d for d in dict.fromkeys(doc_ids) if d in by_doc]
             chunk_ids = [graph.chunk_ids[c] for d in found for c in by_doc[d]]
             self.store.delete(collection_name(corpus, "chunks"), chunk_ids)
-            loaded = load_graph(self.store, corpus, dim=self.models.embedder.dim)
-            fresh = self._collect_orphans(corpus, loaded)
+            loaded = updated_graph(graph, removed_chunks=chunk_ids)
+            fresh = self._collect_orphans(corpus, loaded, earlier=graph)
             with self._graph_lock:
                 self._graphs[corpus] = fresh
         return DeleteReport(

@@ -39,6 +39,13 @@ def _index(ids: list[str]) -> dict[str, int]:
 
 
 @dataclass(frozen=True)
+class GraphPoints:
+    chunks: dict[str, StoredPoint]
+    units: dict[str, StoredPoint]
+    entities: dict[str, StoredPoint]  # payloads only: entity vectors stay in the store
+
+
+@dataclass(frozen=True)
 class Graph:
     """Nodes are addressed by dense integer positions; the `*_ids` lists map them to point ids."""
 
@@ -60,6 +67,9 @@ class Graph:
     # Stored points no live chunk reaches (left by a killed run or a replaced document).
     orphan_unit_ids: list[str] = field(default_factory=list)
     orphan_entity_ids: list[str] = field(default_factory=list)
+    # The live points the snapshot was built from, so the next one can be built from them plus
+    # a run's changes instead of from a scroll of the whole store.
+    points: GraphPoints | None = field(default=None, compare=False, repr=False)
     chunk_pos: dict[str, int] = field(init=False)
     unit_pos: dict[str, int] = field(init=False)
     entity_pos: dict[str, int] = field(init=False)
@@ -180,6 +190,34 @@ def build_graph(
         entity_units=entity_units,
         orphan_unit_ids=sorted(unit_by_id.keys() - unit_pos.keys()),
         orphan_entity_ids=sorted(entity_by_id.keys() - entity_pos.keys()),
+        points=GraphPoints(
+            chunks={p.id: p for p in chunk_list},
+            units={u: unit_by_id[u] for u in unit_ids},
+            entities={e: StoredPoint(id=e, payload=entity_by_id[e].payload) for e in entity_ids},
+        ),
+    )
+
+
+def updated_graph(
+    graph: Graph,
+    *,
+    chunks: Iterable[StoredPoint] = (),
+    units: Iterable[StoredPoint] = (),
+    entities: Iterable[StoredPoint] = (),
+    removed_chunks: Iterable[str] = (),
+) -> Graph:
+    """The next snapshot: this one's live points plus what a run wrote, minus removed chunks.
+    Equal to `load_graph` on the store after the same writes (the tests hold it to that); its
+    orphans are the units and entities the removals left unreachable."""
+    if graph.points is None:
+        raise ValueError("this graph was not built from points; rebuild it with load_graph")
+    merged_chunks = {**graph.points.chunks, **{p.id: p for p in chunks}}
+    for chunk_id in removed_chunks:
+        merged_chunks.pop(chunk_id, None)
+    merged_units = {**graph.points.units, **{p.id: p for p in units}}
+    merged_entities = {**graph.points.entities, **{p.id: p for p in entities}}
+    return build_graph(
+        merged_chunks.values(), merged_units.values(), merged_entities.values(), dim=graph.unit_vectors.shape[1]
     )
 
 

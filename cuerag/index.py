@@ -38,6 +38,17 @@ def _no_progress(stage: str, done: int, total: int) -> None:
     return None
 
 
+@dataclass(frozen=True)
+class Written:
+    """The points one run stored, and the chunks it removed: enough to update the snapshot
+    without reading the store back."""
+
+    chunks: list[StoredPoint]
+    units: list[StoredPoint]
+    entities: list[StoredPoint]
+    removed_chunks: list[str]
+
+
 class IndexReport(BaseModel):
     """What an index run did, and what the corpus holds afterwards."""
 
@@ -82,7 +93,7 @@ class Indexer:
 
     def run(
         self, corpus: str, docs: Sequence[Document], graph: Graph, *, progress: Progress | None = None
-    ) -> IndexReport:
+    ) -> tuple[IndexReport, Written]:
         """Index `docs` into `corpus`. Unchanged documents are skipped; a document whose id exists
         with other text replaces its old chunks."""
         progress = progress or _no_progress
@@ -98,10 +109,10 @@ class Indexer:
             unit_vecs = self._embed("embed units", list(plan.unit_texts.values()), progress)
             chunk_vecs = self._embed("embed chunks", plan.chunk_texts, progress)
         with _timed(report, "store"):
-            self._write(corpus, plan, entity_vecs, unit_vecs, chunk_vecs, progress)
+            written = self._write(corpus, plan, entity_vecs, unit_vecs, chunk_vecs, progress)
 
         report.elapsed_seconds = round(time.perf_counter() - started, 3)
-        return report
+        return report, written
 
     def _plan_chunks(self, docs: Sequence[Document], graph: Graph, report: IndexReport, progress: Progress) -> _Plan:
         plan = _Plan()
@@ -207,7 +218,7 @@ class Indexer:
         unit_vecs: np.ndarray,
         chunk_vecs: np.ndarray,
         progress: Progress,
-    ) -> None:
+    ) -> Written:
         entity_points = [
             StoredPoint(id=eid, payload={"name": name, "norm": normalize_entity(name), "label": label}, vector=v)
             for (eid, (name, label)), v in zip(plan.entities.items(), entity_vecs, strict=True)
@@ -231,6 +242,7 @@ class Indexer:
                 progress("store", done, total)
         # Replaced chunks go last, once their successors are stored.
         self._store.delete(collection_name(corpus, CHUNKS), plan.stale_chunks)
+        return Written(chunk_points, unit_points, entity_points, plan.stale_chunks)
 
 
 @contextmanager

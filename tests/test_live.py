@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EngineFactory, point_counts
+from conftest import EngineFactory, assert_graphs_equal, point_counts
 
 from cuerag.documents import Document, make_document
 from cuerag.engine import CueRag
-from cuerag.graph import Graph
+from cuerag.graph import Graph, load_graph
 
 QUESTIONS = [
     "Where was the founder of Company 3 born?",
@@ -40,6 +40,8 @@ def _docs(n: int, *, offset: int = 0) -> list[Document]:
 
 def _state(engine: CueRag, corpus: str) -> dict[str, Any]:
     g: Graph = engine.graph(corpus)
+    # The snapshot the engine updated in memory must equal the graph rebuilt from the store.
+    assert_graphs_equal(g, load_graph(engine.store, corpus, dim=g.unit_vectors.shape[1]))
     results = {q: [h.chunk_id for h in engine.query(corpus, q).chunks] for q in QUESTIONS}
     return {
         "chunks": sorted(g.chunk_ids),
