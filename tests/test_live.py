@@ -177,3 +177,30 @@ def test_sigkill_during_indexing_then_rerun(
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert _state(make_engine(data_dir=data), "c") == reference
+
+
+def test_thousands_of_tiny_documents(make_engine: EngineFactory) -> None:
+    engine = make_engine()
+    docs = [make_document(f"T{i}", f"Item {i} is tiny.", f"tiny-{i}") for i in range(1500)]
+    report = engine.index_documents("tiny", docs)
+    assert report.documents_added == 1500 and report.totals["chunks"] == 1500
+    assert report.totals["units"] == 1500  # every sentence differs
+    assert engine.query("tiny", "Which item is tiny, item 742?", method="dense").chunks
+
+
+def test_a_huge_document_is_chunked_with_shared_units(make_engine: EngineFactory) -> None:
+    paragraph = " ".join(f"Sentence number {i} talks about the river Tees in England." for i in range(40))
+    text = "\n\n".join(paragraph for _ in range(120))  # ~90k tokens, one document
+    engine = make_engine()
+    report = engine.index_documents("huge", [make_document("Tees", text, "tees")])
+    g = engine.graph("huge")
+    assert report.totals["chunks"] == len(g.chunk_ids) > 50
+    windows = engine.text.chunk("Tees", text, max_tokens=1200, overlap=100)
+    assert [w.text for w in windows] == g.chunk_texts
+    assert max(w.tokens for w in windows) == 1200
+    # Re-encoding a window's text can merge a token across its cut edge: one token at most.
+    assert all(engine.text.count_tokens(c) <= 1201 for c in g.chunk_texts)
+    # The same 40 sentences recur in every chunk: they are 40 unit nodes (plus the pieces a
+    # window edge cuts), each linked to many chunks, not thousands of copies.
+    assert len(g.unit_ids) < 200
+    assert max(len(cs) for cs in g.unit_chunks) > 50
