@@ -204,7 +204,7 @@ class CueRag:
         self.store.delete(collection_name(corpus, "entities"), entities)
         if units or entities:
             log.info("removed %d orphan units and %d orphan entities from %s", len(units), len(entities), corpus)
-        return dataclasses.replace(graph, orphan_unit_ids=[], orphan_entity_ids=[], points=graph.points)
+        return dataclasses.replace(graph, orphan_unit_ids=[], orphan_entity_ids=[])
 
     def index_paths(self, corpus: str, paths: Sequence[str | Path], *, progress: Progress | None = None) -> IndexReport:
         """Read and validate every file first, then index; a bad file stops the run before any write."""
@@ -213,7 +213,7 @@ class CueRag:
 
     def delete_documents(self, corpus: str, doc_ids: Sequence[str]) -> DeleteReport:
         """Delete documents: their chunks go, then the units and entities no other chunk reaches.
-        The graph is rebuilt from the store; nothing else is re-indexed."""
+        The snapshot is updated from the removal; nothing is re-read or re-indexed."""
         self.require_corpus(corpus)
         if not doc_ids:
             raise ParameterError("no document ids given")
