@@ -324,65 +324,90 @@ class Retriever:
     # -- Q-Iter --
 
     def q_iter(self, query: str, params: QIterParams) -> RetrievalResult:
+        """Q-Iter: anchoring (Algorithm 3), beam search (Algorithm 4), final rerank of chunks."""
         started = time.perf_counter()
-        g = self.graph
         qvec = self.embed_query(query)
+        mentions, anchors = self._anchor(query, qvec, params)
+        start = tuple(dict.fromkeys(self.graph.entity_pos[a.entity_id] for a in anchors))
+        depths, collected = self._beam_search(query, qvec, start, params)
+        hits, candidates = self._final_rerank(query, qvec, collected, params)
+        trace = QIterTrace(
+            query_entities=mentions,
+            anchors=anchors,
+            depths=depths,
+            collected_units=len(collected),
+            candidate_chunks=candidates,
+        )
+        elapsed = (time.perf_counter() - started) * 1000
+        return RetrievalResult(
+            corpus=self.corpus, query=query, method="qiter", chunks=hits, trace=trace, elapsed_ms=round(elapsed, 2)
+        )
 
-        # Algorithm 3: entity anchoring.
+    def _anchor(self, query: str, qvec: np.ndarray, params: QIterParams) -> tuple[list[str], list[Anchor]]:
+        """Entity anchoring: the query's entities linked to entity nodes (spreading activation),
+        and the entities of the units nearest the query (knowledge anchoring)."""
+        g = self.graph
         mentions: list[str] = []
         anchors: list[Anchor] = []
         if params.spreading_activation:
             mentions, anchors = self.link_entities(query, params.k)
         if params.knowledge_anchoring:
-            for unit, _score in self.nearest_units(qvec, params.k):
-                for e in g.unit_entities[unit]:
-                    anchors.append(
-                        Anchor(
-                            entity_id=g.entity_ids[e],
-                            name=g.entity_names[e],
-                            source="unit",
-                            mention=g.unit_texts[unit],
-                            score=round(_score, 6),
-                        )
+            for unit, score in self.nearest_units(qvec, params.k):
+                anchors.extend(
+                    Anchor(
+                        entity_id=g.entity_ids[e],
+                        name=g.entity_names[e],
+                        source="unit",
+                        mention=g.unit_texts[unit],
+                        score=round(score, 6),
                     )
-        start_entities = tuple(dict.fromkeys(g.entity_pos[a.entity_id] for a in anchors))
+                    for e in g.unit_entities[unit]
+                )
+        return mentions, anchors
 
-        # Algorithm 4: beam search over D depths.
-        beam = [_Path(order=(), via=(), vector=qvec, anchors=start_entities)]
+    def _beam_search(
+        self, query: str, qvec: np.ndarray, start: tuple[int, ...], params: QIterParams
+    ) -> tuple[list[DepthTrace], dict[int, float]]:
+        """D hops: from each kept path's anchors, the top-K unused adjacent units by cosine with the
+        path's vector; the path's vector loses each chosen unit's vector; the M best unit sets by
+        reranker score are kept. Returns the trace and each collected unit's best path score."""
+        g = self.graph
+        beam = [_Path(order=(), via=(), vector=qvec, anchors=start)]
         depths: list[DepthTrace] = []
-        collected: dict[int, float] = {}  # unit -> best score of a kept path holding it
+        collected: dict[int, float] = {}
         for depth in range(1, params.depth + 1):
             candidates: dict[frozenset[int], _Path] = {}
             for path in beam:
-                used = path.key
                 for entity in path.anchors:
-                    for unit, _sim in self.adjacent_units(entity, path.vector, params.k, used):
+                    for unit, _sim in self.adjacent_units(entity, path.vector, params.k, path.key):
                         new = _Path(
                             order=(*path.order, unit),
                             via=(*path.via, entity),
                             vector=path.vector - g.unit_vectors[unit] if params.query_update else path.vector,
                             anchors=tuple(g.unit_entities[unit]),
                         )
-                        candidates.setdefault(new.key, new)
+                        candidates.setdefault(new.key, new)  # one path per unit set
             if not candidates:
                 break
             paths = list(candidates.values())
             scores = self._scorer.score_paths(query, qvec, [_sorted_unit_set(p.order) for p in paths])
             ranked = sorted(zip(scores.tolist(), range(len(paths)), strict=True), key=lambda t: (-t[0], t[1]))
-            beam = [paths[i] for _, i in ranked[: params.beam]]
-            kept_scores = [s for s, _ in ranked[: params.beam]]
-            for path, score in zip(beam, kept_scores, strict=True):
+            kept = [(paths[i], score) for score, i in ranked[: params.beam]]
+            beam = [path for path, _ in kept]
+            for path, score in kept:
                 for unit in path.order:
                     collected[unit] = max(score, collected.get(unit, float("-inf")))
             depths.append(
-                DepthTrace(
-                    depth=depth,
-                    candidates=len(paths),
-                    paths=[self._path_trace(p, s) for p, s in zip(beam, kept_scores, strict=True)],
-                )
+                DepthTrace(depth=depth, candidates=len(paths), paths=[self._path_trace(p, s) for p, s in kept])
             )
+        return depths, collected
 
-        # Final step: rerank the chunks that hold the collected units.
+    def _final_rerank(
+        self, query: str, qvec: np.ndarray, collected: dict[int, float], params: QIterParams
+    ) -> tuple[list[ChunkHit], int]:
+        """The chunks holding the collected units, reranked (with path evidence when
+        path_weight > 0), top N; dense hits fill up when the graph reached fewer."""
+        g = self.graph
         chunk_units: dict[int, list[int]] = {}
         for unit in collected:
             for c in g.unit_chunks[unit]:
@@ -399,22 +424,7 @@ class Retriever:
             for hit in self.dense(query, params.top_n + len(taken), vector=qvec).chunks:
                 if hit.chunk_id not in taken and len(hits) < params.top_n:
                     hits.append(hit)
-        trace = QIterTrace(
-            query_entities=mentions,
-            anchors=anchors,
-            depths=depths,
-            collected_units=len(collected),
-            candidate_chunks=len(chunks),
-        )
-        elapsed = (time.perf_counter() - started) * 1000
-        return RetrievalResult(
-            corpus=self.corpus,
-            query=query,
-            method="qiter",
-            chunks=hits,
-            trace=trace,
-            elapsed_ms=round(elapsed, 2),
-        )
+        return hits, len(chunks)
 
     def _path_trace(self, path: _Path, score: float) -> PathTrace:
         g = self.graph
