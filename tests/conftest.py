@@ -122,3 +122,11 @@ def assert_graphs_equal(a: Graph, b: Graph) -> None:
         assert va.shape == vb.shape, name
         assert np.allclose(va, vb, atol=1e-6), name
     assert a.sizes == b.sizes
+
+
+def server_env() -> dict[str, str]:
+    """The environment for a server subprocess: no developer CUERAG_* settings, no hub access."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUERAG_")}
+    env["HF_HUB_OFFLINE"] = "1"
+    env["TOKENIZERS_PARALLELISM"] = "false"
+    return env

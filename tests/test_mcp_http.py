@@ -4,7 +4,6 @@ beyond loopback without a token, in its settings and on its command line."""
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import httpx2
 import pytest
+from conftest import server_env
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -41,13 +41,6 @@ INITIALIZE = {
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def server_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CUERAG_")}
-    env["HF_HUB_OFFLINE"] = "1"
-    env["TOKENIZERS_PARALLELISM"] = "false"
-    return env
 
 
 def free_port() -> int:

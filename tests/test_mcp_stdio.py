@@ -4,13 +4,12 @@ stderr)."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SAMPLE_CORPUS
+from conftest import SAMPLE_CORPUS, server_env
 from mcp import Client, StdioServerParameters, stdio_client
 
 pytestmark = pytest.mark.anyio
@@ -23,13 +22,6 @@ TOY = "When did the 1979-80 European Cup winner win the FA Cup?"
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def server_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CUERAG_")}
-    env["HF_HUB_OFFLINE"] = "1"
-    env["TOKENIZERS_PARALLELISM"] = "false"
-    return env
 
 
 async def test_stdio_index_and_q_iter(tmp_path: Path) -> None:
