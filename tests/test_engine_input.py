@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import point_counts
 
-from cuerag.documents import Document
+from cuerag.documents import Document, make_document
 from cuerag.engine import CueRag
 from cuerag.errors import CueRagError, InputError, InvalidNameError
 from cuerag.graph import load_graph
@@ -104,3 +104,22 @@ def test_drop_corpus(engine: CueRag) -> None:
     with pytest.raises(CorpusNotFoundError):
         engine.drop_corpus("gone")
     assert engine.info("stays").chunks == 1
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000, '{"a": ' * 5_000 + "1" + "}" * 5_000])
+def test_deeply_nested_json_is_refused_clearly(engine: CueRag, tmp_path: Path, text: str) -> None:
+    path = tmp_path / "nested.json"
+    path.write_text(text)
+    with pytest.raises(InputError, match="nested too deeply"):
+        engine.index_paths("nested", [path])
+    assert "nested" not in engine.corpora()
+
+
+def test_punctuation_only_document_is_kept_without_units(engine: CueRag) -> None:
+    report = engine.index_documents(
+        "punct", [make_document("dots", "... !!! ???", "dots"), make_document("ok", "Oslo is a city.", "ok")]
+    )
+    g = engine.graph("punct")
+    assert report.documents_added == 2
+    assert [len(g.chunk_units[g.chunk_pos[c]]) for c in g.chunk_ids] == [0, 1]  # sorted by doc id: dots, ok
+    assert engine.query("punct", "Which city?", method="dense").chunks[0].doc_id == "ok"
