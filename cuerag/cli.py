@@ -70,7 +70,7 @@ def main_options(
     try:
         ctx.obj = {"settings": Settings(**overrides)}
     except ValueError as exc:
-        err.print(f"[red]error:[/red] invalid configuration: {exc}")
+        err.print(f"[red]error:[/red] invalid configuration: {escape(str(exc))}")
         raise typer.Exit(2) from exc
 
 
@@ -98,7 +98,7 @@ def _progress() -> Progress:
 
 
 def _fail(exc: CueRagError) -> typer.Exit:
-    err.print(f"[red]error:[/red] {exc}")
+    err.print(f"[red]error:[/red] {escape(str(exc))}")
     return typer.Exit(1)
 
 
