@@ -24,8 +24,12 @@ class UnitsResult(BaseModel):
     units: list[UnitNode]
 
 
-def _unknown(kind: str, ids: list[str]) -> ParameterError:
-    return ParameterError(f"unknown {kind} id(s): {', '.join(ids[:5])}; use ids returned by this corpus's tools")
+def _positions(index: dict[str, int], ids: list[str], kind: str) -> list[int]:
+    """Graph positions of the ids, in the order given; unknown ids are an error naming them."""
+    missing = [i for i in ids if i not in index]
+    if missing:
+        raise ParameterError(f"unknown {kind} id(s): {', '.join(missing[:5])}; use ids returned by this corpus's tools")
+    return [index[i] for i in ids]
 
 
 @tool("get_chunks", READ_ONLY)
@@ -35,10 +39,9 @@ async def get_chunks(corpus: Corpus, ids: Ids, ctx: Context[AppState]) -> Chunks
 
     def run() -> ChunksResult:
         r = engine.retriever(corpus)
-        missing = [i for i in ids if i not in r.graph.chunk_pos]
-        if missing:
-            raise _unknown("chunk", missing)
-        return ChunksResult(corpus=corpus, chunks=[r.chunk_node(r.graph.chunk_pos[i]) for i in ids])
+        return ChunksResult(
+            corpus=corpus, chunks=[r.chunk_node(c) for c in _positions(r.graph.chunk_pos, ids, "chunk")]
+        )
 
     return await run_engine(run)
 
@@ -50,9 +53,6 @@ async def get_units(corpus: Corpus, ids: Ids, ctx: Context[AppState]) -> UnitsRe
 
     def run() -> UnitsResult:
         r = engine.retriever(corpus)
-        missing = [i for i in ids if i not in r.graph.unit_pos]
-        if missing:
-            raise _unknown("unit", missing)
-        return UnitsResult(corpus=corpus, units=[r.unit_node(r.graph.unit_pos[i]) for i in ids])
+        return UnitsResult(corpus=corpus, units=[r.unit_node(u) for u in _positions(r.graph.unit_pos, ids, "unit")])
 
     return await run_engine(run)
