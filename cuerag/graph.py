@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cuerag.store.base import StoredPoint, VectorStore
+from cuerag.text import titled
 
 CHUNKS, UNITS, ENTITIES = "chunks", "units", "entities"
 KINDS = (CHUNKS, UNITS, ENTITIES)
@@ -93,18 +94,13 @@ class Graph:
         }
 
     def chunk_full_text(self, c: int) -> str:
-        title = self.chunk_titles[c]
-        return f"{title}\n{self.chunk_texts[c]}" if title else self.chunk_texts[c]
+        return titled(self.chunk_titles[c], self.chunk_texts[c])
 
     def doc_chunks(self) -> dict[str, list[int]]:
         out: dict[str, list[int]] = {}
         for c, doc in enumerate(self.chunk_docs):
             out.setdefault(doc, []).append(c)
         return out
-
-    @classmethod
-    def empty(cls, dim: int) -> Graph:
-        return build_graph([], [], [], dim=dim)
 
 
 def build_graph(

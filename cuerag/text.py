@@ -22,6 +22,11 @@ def _cl100k() -> tiktoken.Encoding:
         return tiktoken.get_encoding("cl100k_base")
 
 
+def titled(title: str, text: str) -> str:
+    """A chunk's text with its title on the first line: the one form chunks are embedded in."""
+    return f"{title}\n{text}" if title else text
+
+
 @dataclass(frozen=True)
 class TextChunk:
     """A piece of a document: its position, the title it belongs to and its text."""
@@ -34,7 +39,7 @@ class TextChunk:
     @property
     def full_text(self) -> str:
         """Title and text together: what is embedded and shown."""
-        return f"{self.title}\n{self.text}" if self.title else self.text
+        return titled(self.title, self.text)
 
 
 def _blocks(text: str) -> list[str]:

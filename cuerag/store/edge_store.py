@@ -175,12 +175,6 @@ class EdgeStore:
         with lock:
             return int(shard.count(CountRequest()))
 
-    def flush(self) -> None:
-        with self._registry_lock:
-            for name, shard in self._shards.items():
-                with self._locks[name]:
-                    shard.flush()
-
     def close(self) -> None:
         with self._registry_lock:
             for shard in self._shards.values():

@@ -34,10 +34,6 @@ class QdrantClientStore:
     def local(cls, path: Path) -> QdrantClientStore:
         return cls(QdrantClient(path=str(path)))
 
-    @classmethod
-    def in_memory(cls) -> QdrantClientStore:
-        return cls(QdrantClient(location=":memory:"))
-
     def list_collections(self) -> list[str]:
         return sorted(c.name for c in self._client.get_collections().collections)
 
