@@ -1,5 +1,6 @@
 """CUE-RAG: a multi-partite graph of chunks, knowledge units and entities, and Q-Iter retrieval."""
 
+from cuerag.answering import AnswerResult
 from cuerag.config import QIterParams, Settings
 from cuerag.documents import Document, load_paths, make_document
 from cuerag.engine import CorpusInfo, CueRag, make_params
@@ -8,14 +9,17 @@ from cuerag.errors import (
     CueRagError,
     InputError,
     InvalidNameError,
+    LLMError,
     ModelLoadError,
     ParameterError,
     StoreError,
 )
 from cuerag.index import IndexReport
+from cuerag.llm import LLMUsage
 from cuerag.retrieval import ChunkHit, RetrievalResult
 
 __all__ = [
+    "AnswerResult",
     "ChunkHit",
     "CorpusInfo",
     "CorpusNotFoundError",
@@ -25,6 +29,8 @@ __all__ = [
     "IndexReport",
     "InputError",
     "InvalidNameError",
+    "LLMError",
+    "LLMUsage",
     "ModelLoadError",
     "ParameterError",
     "QIterParams",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from importlib import resources
 from pathlib import Path
@@ -53,6 +54,11 @@ def main_options(
     qdrant_url: Annotated[str | None, typer.Option(help="Qdrant server URL [env CUERAG_QDRANT_URL].")] = None,
     embedder: Annotated[str | None, typer.Option(help="Embedding model [env CUERAG_EMBEDDER].")] = None,
     reranker: Annotated[str | None, typer.Option(help="Reranker [env CUERAG_RERANKER].")] = None,
+    llm_provider: Annotated[
+        str | None, typer.Option(help="none, openai (any compatible endpoint) or anthropic [env CUERAG_LLM_PROVIDER].")
+    ] = None,
+    llm_model: Annotated[str | None, typer.Option(help="LLM model name [env CUERAG_LLM_MODEL].")] = None,
+    llm_base_url: Annotated[str | None, typer.Option(help="LLM endpoint URL [env CUERAG_LLM_BASE_URL].")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log to stderr.")] = False,
 ) -> None:
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr)
@@ -64,6 +70,9 @@ def main_options(
             "qdrant_url": qdrant_url,
             "embedder": embedder,
             "reranker": reranker,
+            "llm_provider": llm_provider,
+            "llm_model": llm_model,
+            "llm_base_url": llm_base_url,
         }.items()
         if v is not None
     }
@@ -97,6 +106,15 @@ def _progress() -> Progress:
     )
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _shown(text: str) -> str:
+    """Indexed text for the terminal: rich markup escaped, and control characters written as
+    \\xNN so that a document cannot move the cursor, clear the screen or retitle the window."""
+    return escape(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text))
+
+
 def _fail(exc: CueRagError) -> typer.Exit:
     err.print(f"[red]error:[/red] {escape(str(exc))}")
     return typer.Exit(1)
@@ -107,9 +125,18 @@ def index(
     ctx: typer.Context,
     paths: Annotated[list[Path], typer.Argument(help="Files or folders (.txt, .md, .json, .jsonl).")],
     corpus: Annotated[str, typer.Option("--corpus", "-c", help="Corpus to add to (created if new).")],
+    alpha: Annotated[
+        float | None,
+        typer.Option(help="Share of tokens whose chunks the LLM turns into units, 0..1 [env CUERAG_ALPHA; 0]."),
+    ] = None,
+    selection: Annotated[
+        str | None, typer.Option(help="Chunk value for the knapsack: bleu, cosine or random [env CUERAG_SELECTION].")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """Index documents into a corpus."""
+    """Index documents into a corpus. With --alpha above 0, an LLM writes the units of the chunks
+    a knapsack selects (CUE-RAG's hybrid extraction); the rest are split into sentences."""
+    _override(ctx, alpha=alpha, selection=selection)
     engine = _engine(ctx)
     try:
         with _progress() as progress:
@@ -125,7 +152,26 @@ def index(
         f"{report.chunks_added} chunks, {report.units_added} units, {report.entities_added} entities added "
         f"in {report.elapsed_seconds:.1f}s"
     )
+    if report.chunks_llm or report.chunks_fallback:
+        out.print(f"LLM units for {report.chunks_llm} chunks; {report.chunks_fallback} fell back to sentences")
+    for stage, usage in report.llm_usage.items():
+        out.print(
+            f"LLM {stage}: {usage.calls} calls ({usage.cached_calls} from cache), "
+            f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens"
+        )
     out.print("totals: " + ", ".join(f"{k} {v}" for k, v in report.totals.items()))
+
+
+def _override(ctx: typer.Context, **values: object) -> None:
+    """Command options that are settings: applied before the engine exists, validated like the rest."""
+    given = {k: v for k, v in values.items() if v is not None}
+    if not given:
+        return
+    try:
+        ctx.obj["settings"] = Settings(**{**_settings(ctx).model_dump(), **given})
+    except ValueError as exc:
+        err.print(f"[red]error:[/red] invalid option: {escape(str(exc))}")
+        raise typer.Exit(2) from exc
 
 
 @app.command()
@@ -141,6 +187,7 @@ def query(
     knowledge_anchoring: Annotated[bool, typer.Option(help="Ablation switch.")] = True,
     spreading_activation: Annotated[bool, typer.Option(help="Ablation switch.")] = True,
     query_update: Annotated[bool, typer.Option(help="Ablation switch.")] = True,
+    llm_entities: Annotated[bool, typer.Option(help="The LLM reads the question's entities (else NER).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     trace: Annotated[bool, typer.Option(help="Show the Q-Iter trace.")] = True,
 ) -> None:
@@ -156,7 +203,13 @@ def query(
             query_update=query_update,
         )
         engine = _engine(ctx)
-        result = engine.query(corpus, question, params=params, method=method)  # type: ignore[arg-type]
+        result = engine.query(
+            corpus,
+            question,
+            params=params,
+            method=method,  # type: ignore[arg-type]
+            llm_entities=llm_entities,
+        )
     except CueRagError as exc:
         raise _fail(exc) from exc
     if as_json:
@@ -165,27 +218,59 @@ def query(
         print_result(result, show_trace=trace)
 
 
+@app.command()
+def answer(
+    ctx: typer.Context,
+    question: Annotated[str, typer.Argument(help="The question.")],
+    corpus: Annotated[str, typer.Option("--corpus", "-c")],
+    method: Annotated[str, typer.Option(help="qiter, dense, bm25, hybrid or ketrag.")] = "qiter",
+    top_n: Annotated[int | None, typer.Option("--top-n", help="Chunks given to the LLM (default 5).")] = None,
+    llm_entities: Annotated[bool, typer.Option(help="The LLM reads the question's entities (else NER).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Retrieve, then have the configured LLM answer from the retrieved chunks."""
+    try:
+        params = make_params(top_n=top_n)
+        result = _engine(ctx).answer(
+            corpus,
+            question,
+            params=params,
+            method=method,  # type: ignore[arg-type]
+            llm_entities=llm_entities,
+        )
+    except CueRagError as exc:
+        raise _fail(exc) from exc
+    if as_json:
+        out.print_json(result.model_dump_json())
+        return
+    out.print(f"[bold]{_shown(result.answer) or '(no answer)'}[/bold]")
+    for rank, hit in enumerate(result.chunks, start=1):
+        out.print(f"  [{rank}] {_shown(hit.title)} ({_shown(hit.doc_id)})")
+    tokens = ", ".join(f"{k} {u.prompt_tokens}+{u.completion_tokens}" for k, u in result.llm_usage.items())
+    out.print(f"[dim]{result.elapsed_ms:.0f} ms; LLM tokens (prompt+completion): {tokens}[/dim]")
+
+
 def print_result(result: RetrievalResult, *, show_trace: bool) -> None:
-    table = Table(title=f"{result.method} · {result.query}", show_lines=True)
+    table = Table(title=f"{result.method} · {_shown(result.query)}", show_lines=True)
     table.add_column("#", justify="right")
     table.add_column("score", justify="right")
     table.add_column("from")
     table.add_column("chunk")
     for rank, hit in enumerate(result.chunks, start=1):
         text = hit.text if len(hit.text) < 300 else hit.text[:297] + "…"
-        label = f"[bold]{escape(hit.title)}[/bold] ({escape(hit.doc_id)})\n{escape(text)}"
+        label = f"[bold]{_shown(hit.title)}[/bold] ({_shown(hit.doc_id)})\n{_shown(text)}"
         table.add_row(str(rank), f"{hit.score:.3f}", hit.source, label)
     out.print(table)
     if show_trace and result.trace is not None:
         t = result.trace
-        out.print(f"[bold]query entities[/bold]: {escape(', '.join(t.query_entities)) or '—'}")
+        out.print(f"[bold]query entities[/bold]: {_shown(', '.join(t.query_entities)) or '—'}")
         anchors = dict.fromkeys(f"{a.name} ({'query' if a.source == 'query_entity' else 'unit'})" for a in t.anchors)
-        out.print(f"[bold]anchors[/bold]: {escape(', '.join(anchors)) or '—'}")
+        out.print(f"[bold]anchors[/bold]: {_shown(', '.join(anchors)) or '—'}")
         for d in t.depths:
             out.print(f"[bold]depth {d.depth}[/bold] — {d.candidates} candidate paths, kept {len(d.paths)}")
             for p in d.paths:
                 steps = " → ".join(
-                    escape(f"[{via}] {text}") for via, text in zip(p.via_entities, p.unit_texts, strict=True)
+                    _shown(f"[{via}] {text}") for via, text in zip(p.via_entities, p.unit_texts, strict=True)
                 )
                 out.print(f"  {p.score:.3f}  {steps}")
     out.print(f"[dim]{result.elapsed_ms:.0f} ms[/dim]")
@@ -284,8 +369,13 @@ def eval_command(
     out_dir: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("eval-out"),
     limit: Annotated[int | None, typer.Option(help="Only the first N questions.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="auto, hotpotqa, 2wiki, musique or simple.")] = "auto",
+    answers: Annotated[
+        bool | None,
+        typer.Option(help="Score the LLM's answers (Accuracy, F1); default: on when an LLM is configured."),
+    ] = None,
 ) -> None:
-    """Measure recall@k of gold passages for each method over one index of the corpus."""
+    """Measure recall@k of gold passages for each method over one index of the corpus, and with an
+    LLM the accuracy and F1 of its answers from each method's top chunks."""
     from cuerag.evaluation import parse_method, run_eval, write_report
 
     try:
@@ -311,6 +401,7 @@ def eval_command(
                 fmt=fmt,  # type: ignore[arg-type]
                 limit=limit,
                 progress=_Bars(progress),
+                answers=engine.llm is not None if answers is None else answers,
             )
     except ValueError as exc:
         raise _fail(CueRagError(str(exc))) from exc

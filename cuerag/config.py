@@ -82,6 +82,38 @@ class Settings(BaseSettings):
     )
     embed_batch_size: int = Field(default=64, ge=1, le=4096)
 
+    alpha: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description="Hybrid extraction budget: the share of a run's tokens whose chunks an LLM turns into "
+        "knowledge units (chosen by a 0-1 knapsack on the chunks' values); the rest are split into "
+        "sentences. 0 needs no LLM.",
+    )
+    selection: Literal["bleu", "cosine", "random"] = Field(
+        default="bleu",
+        description="Chunk value for the knapsack: BLEU against the other chunks (the paper's), mean cosine "
+        "similarity to them, or random.",
+    )
+    llm_provider: Literal["none", "openai", "anthropic"] = Field(
+        default="none",
+        description="'openai': any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp server); "
+        "'anthropic': the Messages API.",
+    )
+    llm_model: str = Field(default="", description="Model name as the endpoint knows it.")
+    llm_base_url: str | None = Field(default=None, description="Endpoint URL; the provider's own by default.")
+    llm_api_key: SecretStr | None = Field(
+        default=None, description="API key; else the SDK's own variable (OPENAI_API_KEY, ANTHROPIC_API_KEY)."
+    )
+    llm_concurrency: int = Field(default=4, ge=1, le=64, description="LLM requests in flight at once.")
+    llm_max_retries: int = Field(default=4, ge=0, le=20, description="Retries of a transient LLM error.")
+    llm_timeout: float = Field(default=120.0, gt=0, description="Seconds per LLM request.")
+    llm_max_tokens: int = Field(default=1024, ge=16, le=32_768, description="Completion tokens per extraction.")
+    llm_context_tokens: int = Field(
+        default=6000, ge=256, le=1_000_000, description="Budget of passage tokens in the answer prompt."
+    )
+    llm_cache: bool = Field(default=True, description="Keep LLM answers in <data_dir>/llm_cache.sqlite3.")
+
     @model_validator(mode="after")
     def _overlap_below_size(self) -> Settings:
         if self.chunk_overlap >= self.chunk_tokens:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,13 +37,19 @@ class Document(BaseModel):
 
 def content_id(title: str, text: str) -> str:
     """A stable id for a document without one: the hash of its title and text."""
-    digest = hashlib.sha256(f"{title}\x00{text}".encode()).hexdigest()
+    # surrogatepass: a lone surrogate (from a JSON "\ud800" escape) must reach check_documents,
+    # which refuses it by name, instead of crashing here; valid text hashes as before.
+    digest = hashlib.sha256(f"{title}\x00{text}".encode("utf-8", "surrogatepass")).hexdigest()
     return f"doc-{digest[:24]}"
 
 
 def make_document(title: str, text: str, doc_id: str | None = None) -> Document:
     """Build a document, giving it a content-hash id when none is given."""
     title = title.strip()
+    if "\x00" in title and not doc_id:
+        # The content id joins title and text with a NUL: a NUL in the title would let two
+        # different documents share an id, and the later one would silently replace the other.
+        raise InputError(f"document title {title!r} holds a NUL character; remove it or give the document an id")
     return Document(id=doc_id or content_id(title, text), title=title, text=text)
 
 
@@ -115,6 +121,8 @@ def _load_json_file(path: Path) -> list[Document]:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise InputError(f"{path}: line {lineno} is not valid JSON ({exc.msg}, column {exc.colno})") from exc
+            except RecursionError as exc:  # as for a .json file: a clear refusal, not a crash
+                raise InputError(f"{path}: line {lineno}: JSON nested too deeply to be a corpus") from exc
             docs.append(_record_to_document(record, f"{path}:{lineno}"))
         return docs
     try:
@@ -134,7 +142,9 @@ def _title_of_text_file(path: Path, text: str) -> str:
                 heading = line.lstrip("#").strip()
                 if heading:
                     return heading
-    return path.stem
+    # A file name that is not valid UTF-8 reaches Python with its bad bytes as lone surrogates,
+    # which no encoder accepts: show them as U+FFFD instead.
+    return path.stem.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def load_file(path: Path) -> list[Document]:
@@ -161,18 +171,24 @@ def _files_under(path: Path) -> list[Path]:
     return files
 
 
-def load_paths(paths: Sequence[str | Path]) -> list[Document]:
+def load_paths(paths: Sequence[str | Path], *, check: Callable[[Path], object] | None = None) -> list[Document]:
     """Every document under the given files and folders. All are read and validated before any
-    is returned, so a bad file stops the run before anything is written."""
+    is returned, so a bad file stops the run before anything is written. `check`, when given, is
+    called on every file before it is read (and raises to refuse it): a folder may hold symlinks
+    to files elsewhere."""
     if not paths:
         raise InputError("no paths given")
     docs: list[Document] = []
     for raw in paths:
+        if "\x00" in str(raw):  # os calls raise a bare ValueError on it
+            raise InputError(f"path {str(raw)!r} holds a NUL character")
         path = Path(raw).expanduser()
         if not path.exists():
             raise InputError(f"path not found: {path}")
         files = _files_under(path) if path.is_dir() else [path]
         for file in files:
+            if check is not None:
+                check(file)
             docs.extend(load_file(file))
     return dedupe_documents(docs)
 
@@ -186,8 +202,24 @@ def dedupe_documents(docs: Iterable[Document]) -> list[Document]:
     return list(by_id.values())
 
 
+def _refuse_lone_surrogates(doc: Document) -> None:
+    """A lone surrogate (a JSON "\\ud800" escape, or an undecodable byte let through) is not
+    Unicode: the tokenizers and the store would fail on it mid-run."""
+    for field, value in (("title", doc.title), ("text", doc.text)):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InputError(
+                f"document {doc.id!r}: its {field} holds {value[exc.start]!r} at position {exc.start}, a lone "
+                "surrogate that is not valid Unicode; fix the source's encoding"
+            ) from exc
+
+
 def check_documents(docs: Sequence[Document]) -> list[Document]:
-    """Refuse a batch that holds nothing to index; drop documents that are only whitespace."""
+    """Refuse a batch that holds nothing to index or text that is not valid Unicode; drop
+    documents that are only whitespace."""
+    for doc in docs:
+        _refuse_lone_surrogates(doc)
     kept = [d for d in docs if d.text.strip()]
     if not kept:
         raise InputError("no document has any text to index")

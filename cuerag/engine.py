@@ -20,12 +20,14 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from cuerag.answering import AnswerResult, generate_answer, llm_query_entities
 from cuerag.baselines import BM25Retriever, KeywordIndex, as_result, rrf
 from cuerag.config import QIterParams, Settings
 from cuerag.documents import Document, check_documents, dedupe_documents, load_paths
 from cuerag.errors import CorpusNotFoundError, CueRagError, InvalidNameError, ParameterError, StoreError
 from cuerag.graph import KINDS, Graph, collection_name, corpus_of_collection, load_graph, updated_graph
 from cuerag.index import Indexer, IndexReport, Progress
+from cuerag.llm import LLM, LLMUsage, make_llm
 from cuerag.models import Models, load_models
 from cuerag.retrieval import METHODS, Method, RetrievalResult, Retriever
 from cuerag.scoring import make_scorer
@@ -56,7 +58,7 @@ class CorpusInfo(BaseModel):
 
 
 def validate_corpus_name(name: str) -> str:
-    if not _CORPUS_NAME.match(name):
+    if not _CORPUS_NAME.fullmatch(name):
         raise InvalidNameError(
             f"invalid corpus name {name!r}: use 1-64 letters, digits, '-' or '_', starting with a letter or digit"
         )
@@ -94,10 +96,13 @@ class CueRag:
         *,
         models: Models | None = None,
         store: VectorStore | None = None,
+        llm: LLM | None = None,
     ) -> None:
         self.settings = settings or Settings()
         self.models = models or load_models(self.settings)
         self.store = store or open_store(self.settings)
+        self._owns_llm = llm is None
+        self.llm = llm or make_llm(self.settings, cache_dir=self.settings.data_dir)
         self.text = TextTools()
         self._graphs: dict[str, Graph] = {}
         self._graph_lock = threading.Lock()
@@ -140,12 +145,16 @@ class CueRag:
     def drop_corpus(self, corpus: str) -> None:
         self.require_corpus(corpus)
         with self._writer(corpus):
-            for kind in KINDS:
-                name = collection_name(corpus, kind)
-                if self.store.has_collection(name):
-                    self.store.drop_collection(name)
-            with self._graph_lock:
-                self._graphs.pop(corpus, None)
+            self._drop(corpus)
+
+    def _drop(self, corpus: str) -> None:
+        for kind in KINDS:
+            name = collection_name(corpus, kind)
+            if self.store.has_collection(name):
+                self.store.drop_collection(name)
+        with self._graph_lock:
+            self._graphs.pop(corpus, None)
+            self._baselines.pop(corpus, None)
 
     def _check_dim(self, corpus: str) -> None:
         dim = self.store.collection_dim(collection_name(corpus, "chunks"))
@@ -169,13 +178,28 @@ class CueRag:
         """Add documents to a corpus (created if new). Unchanged documents cost nothing."""
         validate_corpus_name(corpus)
         docs = check_documents(dedupe_documents(documents))
+        if self.settings.alpha > 0 and self.llm is None:
+            raise ParameterError(
+                f"alpha={self.settings.alpha} needs an LLM: set CUERAG_LLM_PROVIDER and CUERAG_LLM_MODEL, "
+                "or index with alpha 0"
+            )
         with self._writer(corpus):
             dim = self.models.embedder.dim
+            created = not self.store.has_collection(collection_name(corpus, "chunks"))
             for kind in KINDS:
                 self.store.create_collection(collection_name(corpus, kind), dim)
             graph = self.graph(corpus)
-            indexer = Indexer(settings=self.settings, models=self.models, text=self.text, store=self.store)
-            report, written = indexer.run(corpus, docs, graph, progress=progress)
+            indexer = Indexer(
+                settings=self.settings, models=self.models, text=self.text, store=self.store, llm=self.llm
+            )
+            try:
+                report, written = indexer.run(corpus, docs, graph, progress=progress)
+            except BaseException:
+                # A new corpus whose first run failed before any chunk landed is not left behind
+                # as an empty corpus. Whatever else the run wrote is rewritten by a rerun.
+                if created and self.store.count(collection_name(corpus, "chunks")) == 0:
+                    self._drop(corpus)
+                raise
             if not (written.chunks or written.removed_chunks or graph.orphan_unit_ids or graph.orphan_entity_ids):
                 report.totals = graph.sizes
                 return report  # nothing changed: the snapshot stands
@@ -251,19 +275,72 @@ class CueRag:
         *,
         params: QIterParams | None = None,
         method: Method = "qiter",
+        llm_entities: bool = False,
     ) -> RetrievalResult:
-        """Retrieve the top-N chunks for a question with Q-Iter or one of the baselines."""
+        """Retrieve the top-N chunks for a question with Q-Iter or one of the baselines.
+        `llm_entities`: the LLM reads the question's entities for Q-Iter (NER if it finds none)."""
+        result, _ = self._retrieve(corpus, question, params, method, llm_entities)
+        return result
+
+    def _retrieve(
+        self, corpus: str, question: str, params: QIterParams | None, method: Method, llm_entities: bool
+    ) -> tuple[RetrievalResult, LLMUsage | None]:
         if not question.strip():
             raise ParameterError("the query is empty; pass a question")
+        try:
+            question.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a lone surrogate: what Python makes of a non-UTF-8 argv byte
+            raise ParameterError(
+                f"the query holds {question[exc.start]!r} at position {exc.start}, which is not valid Unicode "
+                "(a byte that is not UTF-8?); pass the question as UTF-8 text"
+            ) from exc
         if method not in METHODS:
             raise ParameterError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
         params = params or QIterParams()
         retriever = self.retriever(corpus)
         if method == "qiter":
-            return retriever.q_iter(question, params)
+            if not llm_entities:
+                return retriever.q_iter(question, params), None
+            entities, usage = llm_query_entities(self._require_llm("llm_entities"), question)
+            if not entities:
+                log.info("the LLM found no entities in %r; falling back to NER", question)
+            return retriever.q_iter(question, params, entities=entities or None), usage
         if method == "dense":
-            return retriever.dense(question, params.top_n)
-        return self._baseline(corpus, retriever, question, method, params.top_n)
+            return retriever.dense(question, params.top_n), None
+        return self._baseline(corpus, retriever, question, method, params.top_n), None
+
+    def answer(
+        self,
+        corpus: str,
+        question: str,
+        *,
+        params: QIterParams | None = None,
+        method: Method = "qiter",
+        llm_entities: bool = False,
+    ) -> AnswerResult:
+        """Retrieve, then have the LLM answer from the top chunks (the paper's answer prompt)."""
+        started = time.perf_counter()
+        llm = self._require_llm("answers")
+        retrieval, entity_usage = self._retrieve(corpus, question, params, method, llm_entities)
+        answer, usage = generate_answer(
+            llm, question, retrieval.chunks, self.text, context_tokens=self.settings.llm_context_tokens
+        )
+        stages = {"answer": usage} if entity_usage is None else {"query_entities": entity_usage, "answer": usage}
+        return AnswerResult(
+            corpus=corpus,
+            question=question,
+            answer=answer,
+            method=method,
+            chunks=retrieval.chunks,
+            trace=retrieval.trace,
+            llm_usage=stages,
+            elapsed_ms=round((time.perf_counter() - started) * 1000, 2),
+        )
+
+    def _require_llm(self, purpose: str) -> LLM:
+        if self.llm is None:
+            raise ParameterError(f"{purpose} need an LLM: set CUERAG_LLM_PROVIDER and CUERAG_LLM_MODEL")
+        return self.llm
 
     def _baseline(self, corpus: str, retriever: Retriever, question: str, method: Method, n: int) -> RetrievalResult:
         started = time.perf_counter()
@@ -297,6 +374,8 @@ class CueRag:
 
     def close(self) -> None:
         self.store.close()
+        if self._owns_llm and self.llm is not None and self.llm.cache is not None:
+            self.llm.cache.close()
 
 
 @dataclass(frozen=True)

@@ -36,3 +36,7 @@ class ModelLoadError(CueRagError):
 
 class StoreError(CueRagError):
     """The vector store refused an operation or holds an incompatible index."""
+
+
+class LLMError(CueRagError):
+    """The configured LLM could not be reached or kept failing after retries."""

@@ -3,7 +3,10 @@
 Question forms: HotpotQA and 2WikiMultiHopQA official (`supporting_facts`), MuSiQue official
 (`paragraphs` with `is_supporting`), and the simple form `[{"question", "gold_titles", "answer"?}]`.
 Gold passages are matched to the corpus by title where titles are unique, by title and text
-otherwise. Recall@k follows HippoRAG: per question |gold ∩ top-k| / |gold|, averaged.
+otherwise. Recall@k follows HippoRAG: per question |gold ∩ top-k| / |gold|, averaged. With an LLM,
+each method's top chunks also go to the answer prompt and the answers are scored as in the paper:
+Accuracy (the normalised gold answer is contained in the output) and token F1, SQuAD
+normalisation, the best over the gold answer's aliases.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import json
 import re
 import string
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -20,12 +24,17 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel
 
+from cuerag.answering import generate_answer
 from cuerag.config import QIterParams
 from cuerag.documents import Document, content_id, load_paths
 from cuerag.engine import CueRag
-from cuerag.errors import InputError
+from cuerag.errors import InputError, ParameterError
 from cuerag.index import Progress
+from cuerag.llm import LLMUsage
 from cuerag.retrieval import METHODS, Method, RetrievalResult
+
+# Chunks the answer prompt gets, whatever k the recall is measured at: the paper's N.
+ANSWER_TOP_N = 5
 
 QuestionFormat = Literal["auto", "hotpotqa", "2wiki", "musique", "simple"]
 
@@ -106,6 +115,29 @@ def normalize_answer(text: str) -> str:
     return " ".join(text.split())
 
 
+def answer_accuracy(prediction: str, answers: Sequence[str]) -> float:
+    """1.0 when some normalised gold answer is contained in the normalised prediction."""
+    pred = normalize_answer(prediction)
+    return float(any((gold := normalize_answer(a)) and gold in pred for a in answers))
+
+
+def answer_f1(prediction: str, answers: Sequence[str]) -> float:
+    """SQuAD token F1 of the prediction against the best-matching gold answer."""
+    pred = normalize_answer(prediction).split()
+    best = 0.0
+    for answer in answers:
+        gold = normalize_answer(answer).split()
+        common = sum((Counter(pred) & Counter(gold)).values())
+        if common:
+            precision, recall = common / len(pred), common / len(gold)
+            best = max(best, 2 * precision * recall / (precision + recall))
+    return best
+
+
+Answerer = Callable[[str, RetrievalResult], str]
+"""Writes an answer to a question from a retrieval result."""
+
+
 def ranked_docs(result: RetrievalResult) -> list[str]:
     """Document ids in rank order, each once (a document's best chunk counts)."""
     return list(dict.fromkeys(hit.doc_id for hit in result.chunks))
@@ -122,11 +154,15 @@ def score_method(
     run: Callable[[str], RetrievalResult],
     ks: Sequence[int],
     on_question: Callable[[int], None] | None = None,
+    answerer: Answerer | None = None,
 ) -> tuple[MethodScores, list[dict[str, Any]]]:
-    """Run one method over every question; recall@k, all-recall@k and answer coverage@k."""
+    """Run one method over every question; recall@k, all-recall@k and answer coverage@k, and with
+    an answerer the answers' accuracy and F1."""
     per_question = []
     latencies = []
     sums = {f"{m}@{k}": 0.0 for m in ("recall", "all_recall", "coverage") for k in ks}
+    if answerer is not None:
+        sums |= {"answer_accuracy": 0.0, "answer_f1": 0.0}
     for n, q in enumerate(questions, start=1):
         started = time.perf_counter()
         result = run(q.question)
@@ -141,7 +177,12 @@ def score_method(
             sums[f"all_recall@{k}"] += float(bool(gold) and hits == len(gold))
             text = normalize_answer(" ".join(h.text for h in result.chunks[:k]))
             sums[f"coverage@{k}"] += float(any(a and a in text for a in answers))
-        per_question.append({"id": q.id, "gold": q.gold_doc_ids, "ranks": ranks, "retrieved": docs[: max(ks)]})
+        row: dict[str, Any] = {"id": q.id, "gold": q.gold_doc_ids, "ranks": ranks, "retrieved": docs[: max(ks)]}
+        if answerer is not None:
+            row["answer"] = prediction = answerer(q.question, result)
+            sums["answer_accuracy"] += answer_accuracy(prediction, q.answers)
+            sums["answer_f1"] += answer_f1(prediction, q.answers)
+        per_question.append(row)
         if on_question:
             on_question(n)
     count = max(len(questions), 1)
@@ -173,6 +214,8 @@ class EvalRun(BaseModel):
     params: dict[str, Any] = {}
     methods: dict[str, dict[str, float]]
     questions: list[dict[str, Any]]
+    llm: str | None = None  # the model that wrote the answers, when answers were scored
+    llm_usage: dict[str, LLMUsage] = {}  # per method
 
 
 def write_report(run: EvalRun, out_dir: Path) -> None:
@@ -180,10 +223,13 @@ def write_report(run: EvalRun, out_dir: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "results.json").write_text(run.model_dump_json(indent=2))
     metrics = [f"recall@{k}" for k in run.ks] + [f"all_recall@{k}" for k in run.ks] + [f"coverage@{k}" for k in run.ks]
+    if run.llm:
+        metrics += ["answer_accuracy", "answer_f1"]
     lines = [
         f"# Retrieval evaluation: {Path(run.questions_file).name}",
         "",
-        f"{len(run.questions)} questions, corpus `{Path(run.corpus_file).name}` (index `{run.corpus}`).",
+        f"{len(run.questions)} questions, corpus `{Path(run.corpus_file).name}` (index `{run.corpus}`)."
+        + (f" Answers by `{run.llm}` from the top {ANSWER_TOP_N} chunks." if run.llm else ""),
         "",
         "| method | " + " | ".join(metrics) + " | p50 ms | p95 ms |",
         "|---|" + "---|" * (len(metrics) + 2),
@@ -241,6 +287,27 @@ def parse_method(spec: str) -> tuple[Method, dict[str, Any]]:
     return name, overrides  # type: ignore[return-value]
 
 
+class _LLMAnswerer:
+    """Answers from the engine's LLM over a result's top chunks, adding up the tokens spent."""
+
+    def __init__(self, engine: CueRag) -> None:
+        assert engine.llm is not None
+        self._engine = engine
+        self._llm = engine.llm
+        self.usage = LLMUsage()
+
+    def __call__(self, question: str, result: RetrievalResult) -> str:
+        text, spent = generate_answer(
+            self._llm,
+            question,
+            result.chunks[:ANSWER_TOP_N],
+            self._engine.text,
+            context_tokens=self._engine.settings.llm_context_tokens,
+        )
+        self.usage += spent
+        return text
+
+
 def run_eval(
     engine: CueRag,
     *,
@@ -252,15 +319,19 @@ def run_eval(
     fmt: QuestionFormat = "auto",
     limit: int | None = None,
     progress: Progress | None = None,
+    answers: bool = False,
 ) -> EvalRun:
     """Index the corpus once (reused by later runs: the corpus is named after the file's content),
-    then run every method over the same questions."""
+    then run every method over the same questions. `answers`: score the LLM's answers too."""
+    if answers and engine.llm is None:
+        raise ParameterError("answer metrics need an LLM: set CUERAG_LLM_PROVIDER and CUERAG_LLM_MODEL")
     docs = load_paths([corpus_file])
     questions = load_questions(questions_file, docs, fmt)[:limit]
     corpus = corpus_name_for(corpus_file)
     engine.index_documents(corpus, docs, progress=progress)
     run_params = params.model_copy(update={"top_n": max(params.top_n, *ks)})
     results: dict[str, dict[str, float]] = {}
+    llm_usage: dict[str, LLMUsage] = {}
     rows: dict[str, dict[str, Any]] = {q.id: {"question": q.question, "gold": q.gold_doc_ids} for q in questions}
     for spec in methods:
         method, overrides = parse_method(spec)
@@ -273,14 +344,17 @@ def run_eval(
             if progress:
                 progress(f"eval {spec}", n, len(questions))
 
-        scores, per_question = score_method(questions, run, ks, tick)
+        answerer = _LLMAnswerer(engine) if answers else None
+        scores, per_question = score_method(questions, run, ks, tick, answerer)
+        if answerer is not None:
+            llm_usage[spec] = answerer.usage
         results[spec] = {
             **scores.metrics,
             "latency_ms_p50": scores.latency_ms_p50,
             "latency_ms_p95": scores.latency_ms_p95,
         }
         for row in per_question:
-            rows[row["id"]][spec] = {"ranks": row["ranks"], "retrieved": row["retrieved"]}
+            rows[row["id"]][spec] = {k: row[k] for k in ("ranks", "retrieved", "answer") if k in row}
     return EvalRun(
         questions_file=str(questions_file),
         corpus_file=str(corpus_file),
@@ -289,4 +363,6 @@ def run_eval(
         params=run_params.model_dump(),
         methods=results,
         questions=[{"id": qid, **row} for qid, row in rows.items()],
+        llm=engine.llm.name if answers and engine.llm else None,
+        llm_usage=llm_usage,
     )

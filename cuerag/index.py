@@ -1,5 +1,6 @@
-"""CUE-Index at α=0: documents → chunks → knowledge units (sentences) → entities (NER), embedded
-and written to the store.
+"""CUE-Index: documents → chunks → knowledge units → entities (NER), embedded and written to the
+store. Units come from sentence splitting, or, for the chunks a knapsack selects under the budget
+α, from an LLM (hybrid extraction; α=0, the default, needs no LLM).
 
 Every point id is a hash of what the point is (a chunk of a document at a position with a text, a
 unit text, a normalised entity name), so re-indexing the same text writes the same points. Writes
@@ -21,11 +22,15 @@ from pydantic import BaseModel
 from cuerag.config import Settings
 from cuerag.documents import Document
 from cuerag.entities import normalize_entity
+from cuerag.errors import ParameterError
+from cuerag.extraction import ChunkText, UnitExtractor
 from cuerag.graph import CHUNKS, ENTITIES, UNITS, Graph, collection_name
 from cuerag.ids import chunk_point_id, entity_point_id, unit_point_id
+from cuerag.llm import LLM, LLMUsage
 from cuerag.models import Models
+from cuerag.selection import bleu_values, cosine_values, random_values, select_chunks
 from cuerag.store.base import StoredPoint, VectorStore
-from cuerag.text import TextTools
+from cuerag.text import TextChunk, TextTools
 
 _WRITE_BATCH = 256
 _EMBED_SLICE = 512
@@ -65,8 +70,19 @@ class IndexReport(BaseModel):
     entities_kept: int = 0
     totals: dict[str, int] = {}
     stage_seconds: dict[str, float] = {}
+    chunks_llm: int = 0  # new chunks whose units came from the LLM
+    chunks_fallback: int = 0  # chunks selected for the LLM that fell back to sentences
     elapsed_seconds: float = 0.0
-    llm_tokens: dict[str, int] | None = None
+    llm_usage: dict[str, LLMUsage] = {}  # per stage; empty at alpha 0
+
+
+@dataclass
+class _Pieces:
+    """The chunks of one run's documents: all of them (for selection) and the new ones."""
+
+    run_pieces: list[tuple[TextChunk, str]] = field(default_factory=list)
+    new: list[tuple[TextChunk, str]] = field(default_factory=list)
+    doc_of: dict[str, str] = field(default_factory=dict)  # new chunk id -> document id
 
 
 @dataclass
@@ -85,11 +101,14 @@ class _Plan:
 class Indexer:
     """Runs CUE-Index for one corpus against the current graph snapshot."""
 
-    def __init__(self, *, settings: Settings, models: Models, text: TextTools, store: VectorStore) -> None:
+    def __init__(
+        self, *, settings: Settings, models: Models, text: TextTools, store: VectorStore, llm: LLM | None = None
+    ) -> None:
         self._settings = settings
         self._models = models
         self._text = text
         self._store = store
+        self._llm = llm
 
     def run(
         self, corpus: str, docs: Sequence[Document], graph: Graph, *, progress: Progress | None = None
@@ -100,8 +119,18 @@ class Indexer:
         report = IndexReport(corpus=corpus)
         started = time.perf_counter()
 
+        plan = _Plan()
         with _timed(report, "split"):
-            plan = self._plan_chunks(docs, graph, report, progress)
+            pending = self._new_pieces(docs, graph, report, plan, progress)
+        if self._settings.alpha > 0:
+            with _timed(report, "select"):
+                chosen = self._select(pending.run_pieces)
+            with _timed(report, "extract"):
+                llm_units = self._extract([(p, cid) for p, cid in pending.new if cid in chosen], report, progress)
+        else:
+            llm_units = {}
+        with _timed(report, "split"):
+            self._plan_chunks(pending, llm_units, plan, graph, report)
         with _timed(report, "ner"):
             self._plan_entities(plan, graph, report, progress)
         with _timed(report, "embed"):
@@ -114,10 +143,51 @@ class Indexer:
         report.elapsed_seconds = round(time.perf_counter() - started, 3)
         return report, written
 
-    def _plan_chunks(self, docs: Sequence[Document], graph: Graph, report: IndexReport, progress: Progress) -> _Plan:
-        plan = _Plan()
+    def _plan_chunks(
+        self, pending: _Pieces, llm_units: dict[str, list[str]], plan: _Plan, graph: Graph, report: IndexReport
+    ) -> None:
+        """The new chunks' points and the units they hold (the LLM's, or their sentences)."""
+        for piece, cid in pending.new:
+            unit_texts = llm_units.get(cid) or self._text.sentences(piece.text)
+            unit_ids = []
+            for sentence in unit_texts:
+                uid = unit_point_id(sentence)
+                if uid not in unit_ids:
+                    unit_ids.append(uid)
+                if uid in graph.unit_pos:
+                    continue
+                plan.unit_texts.setdefault(uid, sentence)
+            payload: dict[str, object] = {
+                "doc_id": pending.doc_of[cid],
+                "title": piece.title,
+                "text": piece.text,
+                "index": piece.index,
+                "tokens": piece.tokens,
+                "unit_ids": unit_ids,
+                "extraction": "llm" if cid in llm_units else "sentences",
+            }
+            if self._settings.title_entities and normalize_entity(piece.title):
+                eid = entity_point_id(piece.title)
+                payload["title_entity_id"] = eid
+                if eid in graph.entity_pos:
+                    plan.kept_entities.add(eid)
+                else:
+                    plan.entities.setdefault(eid, (piece.title, "TITLE"))
+            plan.chunks.append(StoredPoint(id=cid, payload=payload))
+            plan.chunk_texts.append(piece.full_text)
+        report.chunks_added = len(plan.chunks)
+        report.chunks_removed = len(plan.stale_chunks)
+        report.units_added = len(plan.unit_texts)
+        linked = {u for c in plan.chunks for u in c.payload["unit_ids"]}
+        report.units_kept = len(linked - plan.unit_texts.keys())
+
+    def _new_pieces(
+        self, docs: Sequence[Document], graph: Graph, report: IndexReport, plan: _Plan, progress: Progress
+    ) -> _Pieces:
+        """Chunk every document; sort its chunks into unchanged, replaced and new."""
+        pending = _Pieces()
         existing_by_doc = graph.doc_chunks()
-        seen_chunks: set[str] = set()
+        variant = "title-entities" if self._settings.title_entities else ""
         for n, doc in enumerate(docs, start=1):
             pieces = self._text.chunk(
                 doc.title,
@@ -125,8 +195,8 @@ class Indexer:
                 max_tokens=self._settings.chunk_tokens,
                 overlap=self._settings.chunk_overlap,
             )
-            variant = "title-entities" if self._settings.title_entities else ""
             ids = [chunk_point_id(doc.id, p.index, p.text, variant) for p in pieces]
+            pending.run_pieces.extend(zip(pieces, ids, strict=True))
             old = {graph.chunk_ids[c] for c in existing_by_doc.get(doc.id, [])}
             if old and old == set(ids):
                 report.documents_unchanged += 1
@@ -138,42 +208,55 @@ class Indexer:
             else:
                 report.documents_added += 1
             for piece, cid in zip(pieces, ids, strict=True):
-                if cid in old or cid in seen_chunks:
+                if cid in old or cid in pending.doc_of:
                     report.chunks_kept += 1
                     continue
-                seen_chunks.add(cid)
-                unit_ids = []
-                for sentence in self._text.sentences(piece.text):
-                    uid = unit_point_id(sentence)
-                    if uid not in unit_ids:
-                        unit_ids.append(uid)
-                    if uid in graph.unit_pos:
-                        continue
-                    plan.unit_texts.setdefault(uid, sentence)
-                payload: dict[str, object] = {
-                    "doc_id": doc.id,
-                    "title": piece.title,
-                    "text": piece.text,
-                    "index": piece.index,
-                    "tokens": piece.tokens,
-                    "unit_ids": unit_ids,
-                }
-                if self._settings.title_entities and normalize_entity(piece.title):
-                    eid = entity_point_id(piece.title)
-                    payload["title_entity_id"] = eid
-                    if eid in graph.entity_pos:
-                        plan.kept_entities.add(eid)
-                    else:
-                        plan.entities.setdefault(eid, (piece.title, "TITLE"))
-                plan.chunks.append(StoredPoint(id=cid, payload=payload))
-                plan.chunk_texts.append(piece.full_text)
+                pending.doc_of[cid] = doc.id
+                pending.new.append((piece, cid))
             progress("split", n, len(docs))
-        report.chunks_added = len(plan.chunks)
-        report.chunks_removed = len(plan.stale_chunks)
-        report.units_added = len(plan.unit_texts)
-        linked = {u for c in plan.chunks for u in c.payload["unit_ids"]}
-        report.units_kept = len(linked - plan.unit_texts.keys())
-        return plan
+        return pending
+
+    def _select(self, pieces: list[tuple[TextChunk, str]]) -> set[str]:
+        """The chunks the LLM rewrites: a knapsack over every chunk of this run's documents, new or
+        not, so that a rerun of the same documents (after a crash, say) makes the same choice."""
+        alpha = self._settings.alpha
+        if not pieces:
+            return set()
+        texts = [p.text for p, _ in pieces]
+        if self._settings.selection == "bleu":
+            values = bleu_values(texts)
+        elif self._settings.selection == "cosine":
+            values = cosine_values(self._models.embedder.encode(texts, batch_size=self._settings.embed_batch_size))
+        else:
+            values = random_values(len(texts), seed=0)
+        chosen = select_chunks(values, [p.tokens for p, _ in pieces], alpha)
+        return {pieces[i][1] for i in chosen}
+
+    def _extract(
+        self, selected: list[tuple[TextChunk, str]], report: IndexReport, progress: Progress
+    ) -> dict[str, list[str]]:
+        """LLM units for the selected new chunks, by chunk id; fallbacks are left out (they get
+        sentences like any other chunk) and counted."""
+        if not selected:
+            return {}
+        if self._llm is None:
+            raise ParameterError(
+                f"alpha={self._settings.alpha} needs an LLM: set CUERAG_LLM_PROVIDER and CUERAG_LLM_MODEL "
+                "(or index with alpha 0)"
+            )
+        extractor = UnitExtractor(
+            self._llm,
+            sentences=self._text.sentences,
+            concurrency=self._settings.llm_concurrency,
+            max_tokens=self._settings.llm_max_tokens,
+        )
+        results = extractor.extract(
+            [ChunkText(p.title, p.text) for p, _ in selected], lambda done, total: progress("extract", done, total)
+        )
+        report.chunks_llm = sum(r.from_llm for r in results)
+        report.chunks_fallback = len(results) - report.chunks_llm
+        report.llm_usage = {"extract": sum((r.usage for r in results), LLMUsage())}
+        return {cid: r.units for (_, cid), r in zip(selected, results, strict=True) if r.from_llm}
 
     def _plan_entities(self, plan: _Plan, graph: Graph, report: IndexReport, progress: Progress) -> None:
         texts = list(plan.unit_texts.values())
@@ -247,6 +330,8 @@ class Indexer:
 
 @contextmanager
 def _timed(report: IndexReport, stage: str) -> Iterator[None]:
+    """Add the block's time to the stage's (a stage may run in more than one step)."""
     start = time.perf_counter()
     yield
-    report.stage_seconds[stage] = round(time.perf_counter() - start, 3)
+    spent = time.perf_counter() - start
+    report.stage_seconds[stage] = round(report.stage_seconds.get(stage, 0.0) + spent, 3)

@@ -96,6 +96,7 @@ class DepthTrace(BaseModel):
 
 class QIterTrace(BaseModel):
     query_entities: list[str]
+    entity_source: Literal["ner", "llm"] = "ner"  # who read the entities in the query
     anchors: list[Anchor]
     depths: list[DepthTrace]
     collected_units: int
@@ -183,10 +184,15 @@ class Retriever:
             vector = vector - self.graph.unit_vectors[self.graph.unit_pos[uid]]
         return vector
 
-    def link_entities(self, query: str, k: int) -> tuple[list[str], list[Anchor]]:
-        """Spreading activation's entry: NER on the query, each mention linked to its top-k entity
-        nodes by embedding similarity (an exact normalised-name match ranks first)."""
-        mentions = list(dict.fromkeys(s for s, _ in self._models.ner.extract([query])[0]))
+    def link_entities(
+        self, query: str, k: int, mentions: Sequence[str] | None = None
+    ) -> tuple[list[str], list[Anchor]]:
+        """Spreading activation's entry: the query's entities (NER, unless given, e.g. by an LLM),
+        each linked to its top-k entity nodes by embedding similarity (an exact normalised-name
+        match ranks first)."""
+        if mentions is None:
+            mentions = [s for s, _ in self._models.ner.extract([query])[0]]
+        mentions = list(dict.fromkeys(mentions))
         anchors: list[Anchor] = []
         if not mentions:
             return mentions, anchors
@@ -323,16 +329,18 @@ class Retriever:
 
     # -- Q-Iter --
 
-    def q_iter(self, query: str, params: QIterParams) -> RetrievalResult:
-        """Q-Iter: anchoring (Algorithm 3), beam search (Algorithm 4), final rerank of chunks."""
+    def q_iter(self, query: str, params: QIterParams, *, entities: Sequence[str] | None = None) -> RetrievalResult:
+        """Q-Iter: anchoring (Algorithm 3), beam search (Algorithm 4), final rerank of chunks.
+        `entities` replaces NER on the query (the LLM's reading of its entities)."""
         started = time.perf_counter()
         qvec = self.embed_query(query)
-        mentions, anchors = self._anchor(query, qvec, params)
+        mentions, anchors = self._anchor(query, qvec, params, entities)
         start = tuple(dict.fromkeys(self.graph.entity_pos[a.entity_id] for a in anchors))
         depths, collected = self._beam_search(query, qvec, start, params)
         hits, candidates = self._final_rerank(query, qvec, collected, params)
         trace = QIterTrace(
             query_entities=mentions,
+            entity_source="ner" if entities is None else "llm",
             anchors=anchors,
             depths=depths,
             collected_units=len(collected),
@@ -343,14 +351,16 @@ class Retriever:
             corpus=self.corpus, query=query, method="qiter", chunks=hits, trace=trace, elapsed_ms=round(elapsed, 2)
         )
 
-    def _anchor(self, query: str, qvec: np.ndarray, params: QIterParams) -> tuple[list[str], list[Anchor]]:
+    def _anchor(
+        self, query: str, qvec: np.ndarray, params: QIterParams, given: Sequence[str] | None
+    ) -> tuple[list[str], list[Anchor]]:
         """Entity anchoring: the query's entities linked to entity nodes (spreading activation),
         and the entities of the units nearest the query (knowledge anchoring)."""
         g = self.graph
         mentions: list[str] = []
         anchors: list[Anchor] = []
         if params.spreading_activation:
-            mentions, anchors = self.link_entities(query, params.k)
+            mentions, anchors = self.link_entities(query, params.k, given)
         if params.knowledge_anchoring:
             for unit, score in self.nearest_units(qvec, params.k):
                 anchors.extend(

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Creates .venv and installs the project with its dev tools. Safe to run again: it only installs
-# what is missing. torch comes first and pinned, so pip takes the CPU build from local disk
-# instead of resolving an unpinned torch to a multi-GB CUDA build.
+# Creates .venv and installs the project; `setup.sh dev` adds the dev tools and the tests' local
+# LLM server. Safe to run again: it only installs what is missing.
+# - torch comes first and pinned, so pip takes the CPU build from local disk instead of resolving
+#   an unpinned torch to a multi-GB CUDA build.
+# - llama-cpp-python (dev only) compiles llama.cpp from source (~6-10 min on 2 cores). It is built
+#   for a portable AVX2 baseline: a -march=native build used AMX instructions that this machine's
+#   VM advertises but does not run (the server died with SIGILL on its first request).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -12,4 +16,12 @@ fi
 if ! .venv/bin/python -c "import torch" 2>/dev/null; then
   .venv/bin/python -m pip install --quiet "torch==2.13.0"
 fi
-.venv/bin/python -m pip install --quiet -e ".[dev]"
+if [ "${1:-}" = "dev" ]; then
+  if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
+    echo "building llama-cpp-python from source (several minutes)…" >&2
+  fi
+  CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF}" \
+    .venv/bin/python -m pip install --quiet -e ".[dev]"
+else
+  .venv/bin/python -m pip install --quiet -e .
+fi

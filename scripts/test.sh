@@ -2,7 +2,7 @@
 # Set up, then run the checks: lint, type check, and the test suite (real models, real embedded Qdrant).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh dev
 .venv/bin/ruff check cuerag tools server tests benchmarks
 .venv/bin/ruff format --check cuerag tools server tests benchmarks
 .venv/bin/mypy

@@ -11,10 +11,12 @@ from dataclasses import dataclass
 
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
+from pydantic import ConfigDict
 
 from cuerag import CueRag, Settings
 from server.config import ServerSettings
-from tools import TOOLS, AppState
+from tools import TOOLS, AppState, ToolSpec
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +33,22 @@ class _Holder:
     """The running server's state, for the resource (which cannot take a request context)."""
 
     state: AppState | None = None
+
+
+def strict_tool(spec: ToolSpec) -> Tool:
+    """The tool with unknown argument names refused. The SDK drops them silently, so a misspelt
+    `topn=2` would run with the default and the agent would never learn why."""
+    tool = Tool.from_function(spec.fn, name=spec.name, annotations=spec.annotations)
+    loose = tool.fn_metadata.arg_model
+    tool.fn_metadata.arg_model = type(loose.__name__, (loose,), {"model_config": ConfigDict(extra="forbid")})
+    tool.parameters["additionalProperties"] = False
+    return tool
+
+
+def _listed(spec: ToolSpec, engine_settings: Settings, server_settings: ServerSettings) -> bool:
+    if spec.write and server_settings.read_only:
+        return False
+    return not (spec.needs_llm and engine_settings.llm_provider == "none")
 
 
 def build_server(
@@ -53,12 +71,13 @@ def build_server(
             engine.close()
 
     server: MCPServer[AppState] = MCPServer(
-        "cuerag", instructions=INSTRUCTIONS, version="0.1.0", lifespan=lifespan, log_level="WARNING"
+        "cuerag",
+        instructions=INSTRUCTIONS,
+        version="0.1.0",
+        lifespan=lifespan,
+        log_level="WARNING",
+        tools=[strict_tool(spec) for spec in TOOLS if _listed(spec, engine_settings, server_settings)],
     )
-    for spec in TOOLS:
-        if spec.write and server_settings.read_only:
-            continue
-        server.add_tool(spec.fn, name=spec.name, annotations=spec.annotations)
 
     @server.resource("config://server", mime_type="application/json")
     def server_config() -> str:
@@ -69,7 +88,7 @@ def build_server(
             {
                 "engine": json.loads(engine_settings.model_dump_json()),
                 "server": json.loads(server_settings.model_dump_json()),
-                "tools": [s.name for s in TOOLS if not (s.write and server_settings.read_only)],
+                "tools": [s.name for s in TOOLS if _listed(s, engine_settings, server_settings)],
                 "corpora": corpora,
             },
             default=str,

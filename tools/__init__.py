@@ -1,11 +1,12 @@
 """MCP tools: one module per tool, each a typed function thin over the engine.
 
 `TOOLS` is the single registry the server reads; `write=True` marks the tools hidden in read-only
-mode.
+mode, `needs_llm=True` those listed only when the server has an LLM.
 """
 
 from __future__ import annotations
 
+from tools.answer import answer
 from tools.common import AppState, ToolSpec
 from tools.delete_documents import delete_documents
 from tools.expand_entity import expand_entity
@@ -19,6 +20,7 @@ from tools.search_units import search_units
 TOOLS: list[ToolSpec] = [
     q_iter,
     dense_search,
+    answer,
     search_units,
     link_entities,
     expand_entity,

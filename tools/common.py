@@ -36,11 +36,14 @@ class ToolSpec:
     name: str
     annotations: ToolAnnotations
     write: bool = False
+    needs_llm: bool = False
 
 
-def tool(name: str, annotations: ToolAnnotations, *, write: bool = False) -> Callable[[Callable[..., Any]], ToolSpec]:
+def tool(
+    name: str, annotations: ToolAnnotations, *, write: bool = False, needs_llm: bool = False
+) -> Callable[[Callable[..., Any]], ToolSpec]:
     def wrap(fn: Callable[..., Any]) -> ToolSpec:
-        return ToolSpec(fn=fn, name=name, annotations=annotations, write=write)
+        return ToolSpec(fn=fn, name=name, annotations=annotations, write=write, needs_llm=needs_llm)
 
     return wrap
 

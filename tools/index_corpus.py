@@ -9,23 +9,29 @@ import anyio.from_thread
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from cuerag import Document, IndexReport, InputError, load_paths, make_document
 from tools.common import AppState, Corpus, run_engine, state_of, tool
 
 # Indexing stages in the order the engine runs them; progress is reported over all of them.
 _STAGES = ("split", "ner", "embed entities", "embed units", "embed chunks", "store")
+_LLM_STAGES = ("split", "extract", "ner", "embed entities", "embed units", "embed chunks", "store")
 
 
 class DocumentInput(BaseModel):
+    # A misspelt key (`doc_id`, `titel`) would otherwise be dropped without a word.
+    model_config = ConfigDict(extra="forbid")
+
     title: str = Field(default="", max_length=1000, description="Document title (kept with every chunk).")
-    text: str = Field(min_length=1, description="Document text.")
+    text: str = Field(min_length=1, max_length=20_000_000, description="Document text (at most 20M characters).")
     id: str | None = Field(default=None, max_length=256, description="Stable id; default: hash of title + text.")
 
 
 def check_allowed(path: str, roots: list[Path]) -> Path:
     """Resolve a path (symlinks included) and refuse it unless it lies under an allowed root."""
+    if "\x00" in path:  # resolve() would raise a bare ValueError: a crash, not a refusal
+        raise InputError(f"path {path!r} holds a NUL character")
     resolved = Path(path).expanduser().resolve()
     for root in roots:
         if resolved.is_relative_to(root.resolve()):
@@ -52,12 +58,19 @@ async def index_corpus(
     state = state_of(ctx)
     if not paths and not documents:
         raise ToolError("nothing to index: give `paths` or `documents`")
-    portal_progress = _ProgressReporter(ctx)
+    portal_progress = _ProgressReporter(ctx, _LLM_STAGES if state.engine.settings.alpha > 0 else _STAGES)
 
     def run() -> IndexReport:
         docs: list[Document] = []
         if paths:
-            docs.extend(load_paths([check_allowed(p, state.allowed_roots) for p in paths]))
+            # Every file found under a folder is checked too: a symlink inside an allowed folder
+            # may point anywhere, and checking the folder alone would read what it points to.
+            docs.extend(
+                load_paths(
+                    [check_allowed(p, state.allowed_roots) for p in paths],
+                    check=lambda f: check_allowed(str(f), state.allowed_roots),
+                )
+            )
         docs.extend(make_document(d.title, d.text, d.id) for d in documents)
         return state.engine.index_documents(corpus, docs, progress=portal_progress)
 
@@ -68,13 +81,15 @@ class _ProgressReporter:
     """Turns the engine's (stage, done, total) calls, made on a worker thread, into MCP progress
     notifications on the event loop, at most about one per percent."""
 
-    def __init__(self, ctx: Context[AppState]) -> None:
+    def __init__(self, ctx: Context[AppState], stages: tuple[str, ...]) -> None:
         self._ctx = ctx
+        self._stages = stages
         self._last = -1.0
 
     def __call__(self, stage: str, done: int, total: int) -> None:
-        step = _STAGES.index(stage) if stage in _STAGES else len(_STAGES) - 1
-        overall = 100.0 * (step + (done / total if total else 1.0)) / len(_STAGES)
+        stages = self._stages
+        step = stages.index(stage) if stage in stages else len(stages) - 1
+        overall = 100.0 * (step + (done / total if total else 1.0)) / len(stages)
         if overall - self._last < 1.0 and done < total:
             return
         self._last = overall

@@ -27,6 +27,9 @@ async def q_iter(
         bool, Field(description="Anchor on entity nodes linked to the query's entities.")
     ] = True,
     query_update: Annotated[bool, Field(description="Subtract chosen units' vectors from the path's query.")] = True,
+    llm_entities: Annotated[
+        bool, Field(description="Have the server's LLM read the query's entities (NER otherwise); needs an LLM.")
+    ] = False,
 ) -> RetrievalResult:
     """Multi-hop retrieval (CUE-RAG Q-Iter): anchors on the query's entities, walks entity → unit →
     entity for `depth` hops keeping the `beam` best paths, and returns the `top_n` chunks that hold
@@ -43,7 +46,7 @@ async def q_iter(
         query_update=query_update,
     )
     engine = state_of(ctx).engine
-    return await run_engine(engine.query, corpus, query, params=params, method="qiter")
+    return await run_engine(engine.query, corpus, query, params=params, method="qiter", llm_entities=llm_entities)
 
 
 @tool("dense_search", READ_ONLY)

@@ -1,0 +1,672 @@
+"""Hostile input through both front doors, the `cuerag` CLI and the MCP tools: huge documents and
+queries, text that is only whitespace, punctuation, emoji or control characters, bytes that are not
+UTF-8, NUL characters, deeply nested JSON, paths that leave the allowed roots, odd corpus names,
+thousands of tiny documents, and parameters of the wrong type or name.
+
+A refusal is checked twice: its message names the problem, and what was indexed before is still
+there, unchanged (every corpus's sizes and the results of a reference query). The MCP server and the
+CLI's data folder each get one small `base` corpus per module; the CLI runs in-process with the
+session's models, so a call costs a store open rather than a model load.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import random
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+from mcp import Client
+from typer.testing import CliRunner, Result
+
+import cuerag.cli
+from cuerag import CueRag, Settings
+from cuerag.models import Models
+from cuerag.text import TextTools
+from server.app import build_server
+from server.config import ServerSettings
+
+pytestmark = pytest.mark.anyio
+
+BASE = "base"
+BASE_DOCS = [
+    {"id": "oslo", "title": "Oslo", "text": "Oslo is the capital of Norway. It lies at the head of the Oslofjord."},
+    {"id": "bergen", "title": "Bergen", "text": "Bergen is a city on the west coast of Norway. It rains a lot there."},
+    {
+        "id": "tromso",
+        "title": "Tromsø",
+        "text": "Tromsø lies north of the Arctic Circle. The midnight sun shines there.",
+    },
+]
+BASE_QUESTION = "Which city is the capital of Norway?"
+SECRET = "The vault combination is 31-47-59, known only to the harbour master."
+MAX_QUERY = 4000  # tools.common.Query
+
+State = tuple[Any, list[tuple[str, float]]]
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def write_bytes_named(folder: Path, name: bytes, data: bytes) -> None:
+    """A file whose name is raw bytes (not necessarily UTF-8)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(os.path.join(os.fsencode(folder), name), "wb") as f:
+        f.write(data)
+
+
+def archive_text(chars: int, seed: int) -> tuple[str, list[str]]:
+    """About `chars` characters of plausible prose, and the 300 sentences it is drawn from: huge as
+    text, yet few distinct knowledge units, so NER and embedding stay cheap."""
+    who = ["The river Tees", "Nottingham Forest", "The harbour of Wellington", "Lothair II", "Queen Teutberga"]
+    who += ["The city of Salzburg", "Mozart", "The Danube ferry", "The European Cup", "Cook Strait"]
+    what = ["is mentioned in", "is described in", "appears in", "was recorded in", "is discussed in"]
+    where = [f"volume {n} of the county archive" for n in ("one", "two", "three", "four", "five", "six")]
+    pool = [f"{w} {v} {p}." for w in who for v in what for p in where]
+    rng = random.Random(seed)
+    paragraphs: list[str] = []
+    size = 0
+    while size < chars:
+        paragraphs.append(" ".join(rng.choice(pool) for _ in range(8)))
+        size += len(paragraphs[-1]) + 2
+    return "\n\n".join(paragraphs), pool
+
+
+def deep_json() -> str:
+    return "[" * 100_000 + "]" * 100_000
+
+
+def squash(text: str) -> str:
+    """Rich wraps messages at the console width: compare them with whitespace collapsed."""
+    return " ".join(text.split())
+
+
+# ---- MCP ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@dataclass
+class Mcp:
+    client: Client
+    root: Path  # the one allowed root
+    outside: Path  # a folder beyond it, holding SECRET
+
+
+@pytest.fixture(scope="module")
+async def mcp(models: Models, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Mcp]:
+    root = tmp_path_factory.mktemp("allowed")
+    outside = tmp_path_factory.mktemp("outside")
+    write(outside / "secret.txt", SECRET)
+    server = build_server(
+        Settings(data_dir=tmp_path_factory.mktemp("mcp-data")),
+        ServerSettings(allowed_roots=[root]),
+        engine_factory=functools.partial(CueRag, models=models),
+    )
+    async with Client(server) as client:
+        await ok(client, "index_corpus", corpus=BASE, documents=BASE_DOCS)
+        yield Mcp(client=client, root=root, outside=outside)
+
+
+def _text(result: Any) -> str:
+    text = result.content[0].text
+    assert isinstance(text, str)
+    return text
+
+
+async def ok(client: Client, tool: str, **args: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, args)
+    assert not result.is_error, _text(result)
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def fails(client: Client, tool: str, **args: Any) -> str:
+    result = await client.call_tool(tool, args)
+    assert result.is_error, f"{tool} accepted {args!r:.300}"
+    text = _text(result)
+    # A crash reaches the caller as this bare line (the traceback stays in the server's log).
+    assert text != f"Error executing tool {tool}", f"{tool} crashed on {args!r:.300}"
+    return text
+
+
+async def snapshot(client: Client) -> State:
+    corpora = (await ok(client, "list_corpora"))["corpora"]
+    hits = (await ok(client, "dense_search", corpus=BASE, query=BASE_QUESTION, top_n=3))["chunks"]
+    return corpora, [(h["chunk_id"], h["score"]) for h in hits]
+
+
+async def refused(client: Client, tool: str, expected: list[str], **args: Any) -> str:
+    """Call a tool that must refuse: the message holds every `expected` piece and nothing changed."""
+    before = await snapshot(client)
+    text = await fails(client, tool, **args)
+    assert [e for e in expected if e not in text] == [], text
+    assert await snapshot(client) == before
+    return text
+
+
+async def test_mcp_huge_inline_document(mcp: Mcp) -> None:
+    text, pool = archive_text(2_000_000, seed=7)
+    report = await ok(
+        mcp.client, "index_corpus", corpus="huge", documents=[{"id": "archive", "title": "Archive", "text": text}]
+    )
+    settings = Settings()
+    tokens = TextTools().count_tokens(text)
+    assert report["documents_added"] == 1
+    assert report["chunks_added"] == report["totals"]["chunks"] >= tokens / settings.chunk_tokens > 300
+    listed = next(c for c in (await ok(mcp.client, "list_corpora"))["corpora"] if c["name"] == "huge")
+    assert (listed["documents"], listed["chunks"]) == (1, report["totals"]["chunks"])
+
+    sentence = pool[123]
+    (unit,) = (await ok(mcp.client, "search_units", corpus="huge", query=sentence, k=1))["units"]
+    assert unit["text"] == sentence and unit["score"] > 0.99
+    assert len(unit["chunk_ids"]) > 10  # one unit shared by the many chunks that repeat it
+    hits = (await ok(mcp.client, "q_iter", corpus="huge", query=f"Where is it said that {sentence}"))["chunks"]
+    assert hits and {h["doc_id"] for h in hits} == {"archive"}
+    chunks = (await ok(mcp.client, "get_chunks", corpus="huge", ids=[h["chunk_id"] for h in hits]))["chunks"]
+    assert all(c["text"] in text for c in chunks)
+
+
+@pytest.mark.parametrize("tool", ["q_iter", "dense_search", "search_units"])
+async def test_mcp_query_length_limit(mcp: Mcp, tool: str) -> None:
+    text = await refused(
+        mcp.client, tool, ["query", f"at most {MAX_QUERY} characters"], corpus=BASE, query="x" * (MAX_QUERY + 1)
+    )
+    assert "x" * 100 not in text  # the message quotes a cut-down value, not all of it
+    words = ("Which city is the capital of Norway? " * 200)[:MAX_QUERY]
+    emoji = "🇳🇴" * (MAX_QUERY // 2)  # 4000 code points, 8000 UTF-16 units
+    for query in (words, emoji):
+        result = await ok(mcp.client, tool, corpus=BASE, query=query)
+        assert result["query"] == query
+        hits = result["units" if tool == "search_units" else "chunks"]
+        assert hits
+    answer = await ok(mcp.client, "dense_search", corpus=BASE, query=words, top_n=1)
+    assert answer["chunks"][0]["doc_id"] == "oslo"
+
+
+async def test_mcp_documents_without_words(mcp: Mcp) -> None:
+    blank = "\u00a0\u2003\u3000\t\r\n\x0b\x0c"
+    await refused(
+        mcp.client, "index_corpus", ["no document has any text to index"], corpus="blank", documents=[{"text": blank}]
+    )
+    # Punctuation, emoji and control characters are text: each document is kept as a chunk, but
+    # with no sentence holding a letter or digit it has no knowledge units and no entities. A
+    # whitespace-only document in the same batch is dropped.
+    odd = [
+        {"id": "punct", "text": "... !!! ??? — ;; (( ))"},
+        {"id": "emoji", "text": "😀🎉 👩\u200d👩\u200d👧 🇳🇴🇳🇴"},
+        {"id": "control", "text": "\x01\x02\x03\x07\x08\x1b\x7f"},
+        {"id": "blank", "text": blank},
+    ]
+    report = await ok(mcp.client, "index_corpus", corpus="odd", documents=odd)
+    assert report["documents_added"] == 3
+    assert (report["units_added"], report["entities_added"]) == (0, 0)
+    assert report["totals"]["documents"] == report["totals"]["chunks"] == 3
+    result = await ok(mcp.client, "q_iter", corpus="odd", query="What is the capital of Norway?")
+    assert sorted(h["doc_id"] for h in result["chunks"]) == ["control", "emoji", "punct"]
+    assert all(h["source"] == "dense" for h in result["chunks"])
+    by_id = {
+        c["doc_id"]: c["text"]
+        for c in (await ok(mcp.client, "get_chunks", corpus="odd", ids=[h["chunk_id"] for h in result["chunks"]]))[
+            "chunks"
+        ]
+    }
+    assert by_id == {d["id"]: d["text"] for d in odd[:3]}
+    assert (await ok(mcp.client, "search_units", corpus="odd", query="capital"))["units"] == []
+    assert (await ok(mcp.client, "link_entities", corpus="odd", query="Is Oslo the capital?"))["anchors"] == []
+
+
+async def test_mcp_text_that_is_not_utf8(mcp: Mcp) -> None:
+    latin = mcp.root / "latin1.txt"
+    latin.write_bytes("Café au lait, très bien.".encode("latin-1"))
+    await refused(
+        mcp.client, "index_corpus", ["not valid UTF-8 (byte 3)", str(latin.resolve())], corpus="enc", paths=[str(latin)]
+    )
+    # A JSON "\udce9" escape decodes to a lone surrogate, which is not Unicode either.
+    escaped = write(mcp.root / "escaped.json", '[{"id": "cafe", "title": "Cafe", "text": "caf\\udce9 au lait"}]')
+    await refused(mcp.client, "index_corpus", ["document 'cafe'", "lone surrogate"], corpus="enc", paths=[str(escaped)])
+    await refused(
+        mcp.client,
+        "index_corpus",
+        ["documents.0.text", "valid string"],
+        corpus="enc",
+        documents=[{"text": "caf\udce9"}],
+    )
+    await refused(mcp.client, "q_iter", ["query", "valid string"], corpus=BASE, query="caf\udce9")
+
+
+async def test_mcp_file_name_that_is_not_utf8(mcp: Mcp) -> None:
+    folder = mcp.root / "latin-names"
+    write_bytes_named(folder, b"caf\xe9.txt", b"Bergen has a fish market.")
+    report = await ok(mcp.client, "index_corpus", corpus="names", paths=[str(folder)])
+    assert report["documents_added"] == 1
+    (hit,) = (await ok(mcp.client, "dense_search", corpus="names", query="fish market", top_n=1))["chunks"]
+    assert (hit["title"], hit["text"]) == ("caf\ufffd", "Bergen has a fish market.")
+
+
+async def test_mcp_nul_characters(mcp: Mcp) -> None:
+    text = "Oslo\x00 has a harbour. The ferry\x00 leaves at noon."
+    await ok(mcp.client, "index_corpus", corpus="nul", documents=[{"id": "nul", "title": "Ferry", "text": text}])
+    (hit,) = (await ok(mcp.client, "dense_search", corpus="nul", query="ferry\x00 noon", top_n=1))["chunks"]
+    assert (hit["doc_id"], hit["text"]) == ("nul", text)
+    units = (await ok(mcp.client, "search_units", corpus="nul", query="harbour"))["units"]
+    assert {u["text"] for u in units} == {"Oslo\x00 has a harbour.", "The ferry\x00 leaves at noon."}
+    # The content id hashes title NUL text: a NUL in a title would let these two share one id.
+    twins = [{"title": "a\x00b", "text": "c is here."}, {"title": "a", "text": "b\x00c is here."}]
+    await refused(mcp.client, "index_corpus", ["'a\\x00b' holds a NUL character"], corpus="nul", documents=twins)
+    await refused(mcp.client, "index_corpus", ["holds a NUL character"], corpus="nul", paths=[f"{mcp.root}/x\x00.txt"])
+
+
+async def test_mcp_deeply_nested_json(mcp: Mcp) -> None:
+    nested = write(mcp.root / "nested.json", deep_json())
+    await refused(
+        mcp.client, "index_corpus", ["nested too deeply", str(nested.resolve())], corpus="deep", paths=[str(nested)]
+    )
+    lines = write(mcp.root / "nested.jsonl", '{"title": "A", "text": "Fine."}\n' + deep_json() + "\n")
+    await refused(
+        mcp.client,
+        "index_corpus",
+        [f"{lines.resolve()}: line 2: JSON nested too deeply"],
+        corpus="deep",
+        paths=[str(lines)],
+    )
+    inner: dict[str, Any] = {"text": "bottom"}
+    for _ in range(200):
+        inner = {"nested": inner}
+    record = write(mcp.root / "record.json", json.dumps([{"title": "A", "text": inner}]))
+    await refused(
+        mcp.client,
+        "index_corpus",
+        ["record.json[0]: a record needs a string 'text' field"],
+        corpus="deep",
+        paths=[str(record)],
+    )
+    await refused(
+        mcp.client, "index_corpus", ["documents.0.text", "valid string"], corpus="deep", documents=[{"text": inner}]
+    )
+
+
+async def test_mcp_paths_outside_the_allowed_roots(mcp: Mcp) -> None:
+    secret = mcp.outside / "secret.txt"
+    for path in (
+        "../../../../../../../../etc/passwd",
+        os.path.relpath(secret),  # relative to the server's working directory, through `..`
+        "/etc/passwd",
+        "/etc",
+        "~/.bashrc",
+        str(mcp.outside),
+    ):
+        await refused(
+            mcp.client,
+            "index_corpus",
+            [f"path {path!r} is outside the allowed roots", str(mcp.root)],
+            corpus="escape",
+            paths=[path],
+        )
+    # A symlink inside an allowed folder is checked where it leads, even when only the folder is
+    # named; the whole call is refused, the folder's good file included.
+    leaky = mcp.root / "leaky"
+    write(leaky / "good.txt", "Bergen has a fish market.")
+    (leaky / "link.txt").symlink_to(secret)
+    await refused(
+        mcp.client,
+        "index_corpus",
+        [f"path {str(leaky.resolve() / 'link.txt')!r} is outside the allowed roots"],
+        corpus="escape",
+        paths=[str(leaky)],
+    )
+    (mcp.root / "door").symlink_to(mcp.outside, target_is_directory=True)
+    await refused(
+        mcp.client, "index_corpus", ["outside the allowed roots"], corpus="escape", paths=[str(mcp.root / "door")]
+    )
+    await refused(
+        mcp.client,
+        "index_corpus",
+        ["outside the allowed roots"],
+        corpus="escape",
+        paths=[str(mcp.root / "door" / "secret.txt")],
+    )
+
+
+async def test_mcp_paths_that_stay_inside_the_allowed_roots(mcp: Mcp) -> None:
+    folder = mcp.root / "inside"
+    real = write(folder / "real.txt", "Tromsø has a cathedral built of wood.")
+    (folder / "alias.txt").symlink_to(real)  # a link that stays inside is followed
+    (folder / "away").symlink_to(mcp.outside, target_is_directory=True)  # folder links are not walked
+    report = await ok(mcp.client, "index_corpus", corpus="inside", paths=[str(folder), f"{folder}/../inside/real.txt"])
+    assert report["totals"]["documents"] == 2  # real and alias: same text, other titles
+    hits = (await ok(mcp.client, "dense_search", corpus="inside", query="vault combination harbour master"))["chunks"]
+    assert sorted(h["title"] for h in hits) == ["alias", "real"]
+    assert all(SECRET not in h["text"] for h in hits)
+
+
+NAMES = [
+    pytest.param("../x", "invalid corpus name '../x'", id="dot-dot"),
+    pytest.param("a/b", "invalid corpus name 'a/b'", id="slash"),
+    pytest.param("", "at least 1 character", id="empty"),
+    pytest.param("n" * 65, "at most 64 characters", id="65-chars"),
+    pytest.param("café", "invalid corpus name 'café'", id="unicode"),
+    pytest.param("has space", "invalid corpus name 'has space'", id="space"),
+    pytest.param("-dash", "invalid corpus name '-dash'", id="leading-dash"),
+    pytest.param("x\x00y", "invalid corpus name 'x\\x00y'", id="nul"),
+    # The engine's name pattern ends in `$`, which also matches before a final newline, so the
+    # store refuses the collection name instead; either way the name is quoted, nothing is made.
+    pytest.param("base\n", "base\\n", id="trailing-newline"),
+]
+
+
+@pytest.mark.parametrize(("name", "expected"), NAMES)
+async def test_mcp_odd_corpus_names(mcp: Mcp, name: str, expected: str) -> None:
+    doc = {"text": "Narvik is a port in northern Norway."}
+    await refused(mcp.client, "index_corpus", [expected], corpus=name, documents=[doc])
+    await refused(mcp.client, "q_iter", [expected], corpus=name, query=BASE_QUESTION)
+    await refused(mcp.client, "delete_documents", [expected], corpus=name, doc_ids=["oslo"])
+
+
+async def test_mcp_longest_name_and_names_that_differ_in_case(mcp: Mcp) -> None:
+    longest = "n" * 64
+    await ok(mcp.client, "index_corpus", corpus=longest, documents=[{"id": "narvik", "text": "Narvik is a port."}])
+    # Names are case-sensitive: two corpora, each with its own documents.
+    await ok(
+        mcp.client,
+        "index_corpus",
+        corpus="Fjord",
+        documents=[{"id": "geiranger", "text": "Geiranger lies on a fjord."}],
+    )
+    await ok(
+        mcp.client,
+        "index_corpus",
+        corpus="fjord",
+        documents=[
+            {"id": "sogn", "text": "Sognefjord is the longest fjord."},
+            {"id": "hardanger", "text": "Hardanger is known for fiddles."},
+        ],
+    )
+    sizes = {c["name"]: c["documents"] for c in (await ok(mcp.client, "list_corpora"))["corpora"]}
+    assert (sizes[longest], sizes["Fjord"], sizes["fjord"]) == (1, 1, 2)
+    assert [h["doc_id"] for h in (await ok(mcp.client, "dense_search", corpus="Fjord", query="fjord"))["chunks"]] == [
+        "geiranger"
+    ]
+    text = await refused(mcp.client, "dense_search", ["unknown corpus 'FJORD'"], corpus="FJORD", query="fjord")
+    assert {"Fjord", "fjord"} <= {n.strip() for n in text.split("corpora that exist:")[1].split(",")}
+
+
+async def test_mcp_thousands_of_tiny_documents(mcp: Mcp) -> None:
+    first = [f"Station {n} opened in {1850 + n}." for n in range(60)]
+    second = [f"Its platform {n} was rebuilt later." for n in range(50)]
+    docs = [{"id": f"tiny-{i}", "text": f"{first[i % 60]} {second[i // 60]}"} for i in range(3000)]
+    report = await ok(mcp.client, "index_corpus", corpus="tiny", documents=docs)
+    assert report["documents_added"] == 3000
+    assert report["totals"]["documents"] == report["totals"]["chunks"] == 3000
+    assert report["totals"]["units"] == len(first) + len(second)  # sentences shared across documents are one unit
+    listed = next(c for c in (await ok(mcp.client, "list_corpora"))["corpora"] if c["name"] == "tiny")
+    assert listed == {"name": "tiny", **{k: report["totals"][k] for k in ("documents", "chunks", "units", "entities")}}
+    (hit,) = (await ok(mcp.client, "dense_search", corpus="tiny", query=docs[1234]["text"], top_n=1))["chunks"]
+    assert hit["doc_id"] == "tiny-1234"
+    again = await ok(mcp.client, "index_corpus", corpus="tiny", documents=docs)
+    assert (again["documents_unchanged"], again["chunks_added"], again["totals"]) == (3000, 0, report["totals"])
+
+
+BAD_ARGUMENTS: list[tuple[str, dict[str, Any], list[str]]] = [
+    ("q_iter", {"top_n": -1}, ["top_n", "greater than or equal to 1"]),
+    ("dense_search", {"top_n": -5}, ["top_n", "greater than or equal to 1"]),
+    ("search_units", {"k": -1}, ["k\n", "greater than or equal to 1"]),
+    ("q_iter", {"top_n": "five"}, ["top_n", "valid integer"]),
+    ("q_iter", {"depth": 2.5}, ["depth", "fractional part"]),
+    ("dense_search", {"query": 42}, ["query", "valid string"]),
+    ("dense_search", {"query": None}, ["query", "valid string"]),
+    ("search_units", {"exclude": "not-a-list"}, ["exclude", "valid list"]),
+    ("get_chunks", {"ids": [1, 2]}, ["ids.0", "valid string"]),
+    ("q_iter", {"topn": 2}, ["topn", "Extra inputs are not permitted"]),
+    ("dense_search", {"top_k": 2}, ["top_k", "Extra inputs are not permitted"]),
+    ("search_units", {"corpus_name": BASE}, ["corpus_name", "Extra inputs are not permitted"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "expected"), BAD_ARGUMENTS, ids=[f"{t}-{next(iter(a))}" for t, a, _ in BAD_ARGUMENTS]
+)
+async def test_mcp_wrong_parameters(mcp: Mcp, tool: str, args: dict[str, Any], expected: list[str]) -> None:
+    needed: dict[str, Any] = {"corpus": BASE, **({"ids": ["x"]} if tool == "get_chunks" else {"query": BASE_QUESTION})}
+    await refused(mcp.client, tool, expected, **{**needed, **args})
+
+
+async def test_mcp_wrong_parameters_of_the_write_tools(mcp: Mcp) -> None:
+    doc = {"id": "narvik", "text": "Narvik is a port."}
+    await refused(mcp.client, "index_corpus", ["documents", "valid list"], corpus=BASE, documents="Narvik is a port.")
+    await refused(
+        mcp.client,
+        "index_corpus",
+        ["documents.0.doc_id", "Extra inputs"],
+        corpus=BASE,
+        documents=[{"doc_id": "n", "text": "x"}],
+    )
+    await refused(mcp.client, "index_corpus", ["\ndocument\n", "Extra inputs"], corpus=BASE, document=[doc])
+    await refused(mcp.client, "delete_documents", ["doc_ids", "valid list"], corpus=BASE, doc_ids="oslo")
+    await refused(
+        mcp.client, "delete_documents", ["\nids\n", "Extra inputs"], corpus=BASE, doc_ids=["nope"], ids=["oslo"]
+    )
+    await refused(mcp.client, "list_corpora", ["verbose", "Extra inputs"], verbose=True)
+
+
+async def test_mcp_numeric_strings_are_read_as_numbers(mcp: Mcp) -> None:
+    # Documented leniency: the SDK parses JSON inside strings, so "2" is the number 2.
+    result = await ok(mcp.client, "dense_search", corpus=BASE, query=BASE_QUESTION, top_n="2")
+    assert [h["doc_id"] for h in result["chunks"]][:1] == ["oslo"] and len(result["chunks"]) == 2
+
+
+# ---- CLI ----------------------------------------------------------------------------------------
+
+
+class Bad(NamedTuple):
+    """A command that must be refused: its arguments, what its message must say, its exit code."""
+
+    args: list[str]
+    expected: list[str]
+    code: int = 1
+
+
+@dataclass
+class Cli:
+    """`cuerag` in-process on one data folder. `refused` checks a batch of bad commands against
+    the state before and after; the state is cached while only refusals run."""
+
+    runner: CliRunner
+    data: Path
+    files: Path
+    _state: State | None = None
+
+    def __call__(self, *args: str) -> Result:
+        self._state = None
+        return self._invoke(*args)
+
+    def _invoke(self, *args: str) -> Result:
+        result = self.runner.invoke(cuerag.cli.app, list(args), env={"CUERAG_DATA_DIR": str(self.data)})
+        crashed = result.exception is not None and not isinstance(result.exception, SystemExit)
+        assert not crashed, f"cuerag {args!r:.200} crashed: {result.exception!r}"
+        return result
+
+    def _json(self, *args: str) -> Any:
+        result = self._invoke(*args, "--json")
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)
+
+    def json(self, *args: str) -> Any:
+        self._state = None
+        return self._json(*args)
+
+    def state(self) -> State:
+        hits = self._json("query", BASE_QUESTION, "--corpus", BASE, "--method", "dense", "--top-n", "3")["chunks"]
+        return self._json("corpora"), [(h["chunk_id"], h["score"]) for h in hits]
+
+    def refused(self, *cases: Bad) -> None:
+        before = self._state or self.state()
+        for case in cases:
+            result = self._invoke(*case.args)
+            text = squash(result.output)
+            assert result.exit_code == case.code, (case.args, text)
+            assert [e for e in case.expected if e not in text] == [], (case.args, text)
+        self._state = self.state()
+        assert self._state == before
+
+    def elsewhere(self, name: str) -> Cli:
+        """The CLI on a data folder of its own: a test that indexes there keeps the shared one small
+        (every `corpora` call opens each corpus)."""
+        return Cli(self.runner, self.files / name / "data", self.files)
+
+
+@pytest.fixture(scope="module")
+def cli(models: Models, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cli]:
+    files = tmp_path_factory.mktemp("cli-files")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cuerag.cli, "CueRag", functools.partial(CueRag, models=models))
+        runner = Cli(CliRunner(), tmp_path_factory.mktemp("cli-data"), files)
+        report = runner.json("index", str(write(files / "base.json", json.dumps(BASE_DOCS))), "--corpus", BASE)
+        assert report["documents_added"] == len(BASE_DOCS)
+        yield runner
+
+
+def test_cli_huge_file(cli: Cli) -> None:
+    text, pool = archive_text(1_000_000, seed=11)
+    path = write(cli.files / "harbour.md", "# Harbour Archive\n\n" + text)
+    own = cli.elsewhere("huge")
+    report = own.json("index", str(path), "--corpus", "huge")
+    assert report["documents_added"] == 1
+    tokens = TextTools().count_tokens(text)
+    assert report["chunks_added"] == report["totals"]["chunks"] >= tokens / Settings().chunk_tokens > 150
+    (listed,) = own.json("corpora")
+    assert (listed["name"], listed["documents"], listed["chunks"]) == ("huge", 1, report["totals"]["chunks"])
+    result = own.json("query", pool[42], "--corpus", "huge")
+    assert result["chunks"] and all(h["title"] == "Harbour Archive" and h["text"] in text for h in result["chunks"])
+    assert any(pool[42] in u for d in result["trace"]["depths"] for p in d["paths"] for u in p["unit_texts"])
+
+
+def test_cli_files_without_words(cli: Cli) -> None:
+    blank = write(cli.files / "blank" / "blank.txt", "\u00a0\u3000 \t\n\n  ")
+    cli.refused(Bad(["index", str(blank), "--corpus", "odd"], ["file holds only whitespace", "blank.txt"]))
+    folder = cli.files / "odd"
+    write(folder / "punct.txt", "... !!! ??? — ;; (( ))")
+    write(folder / "emoji.txt", "😀🎉 👩\u200d👩\u200d👧 🇳🇴🇳🇴")
+    write(folder / "control.txt", "\x01\x02\x03\x07\x08\x1b\x7f")
+    own = cli.elsewhere("odd")
+    report = own.json("index", str(folder), "--corpus", "odd")
+    # Kept as chunks (their titles, the file names, may still be entities) but without units.
+    assert (report["documents_added"], report["units_added"], report["totals"]["units"]) == (3, 0, 0)
+    result = own.json("query", "What is the capital of Norway?", "--corpus", "odd")
+    assert sorted(h["title"] for h in result["chunks"]) == ["control", "emoji", "punct"]
+
+
+def test_cli_bytes_that_are_not_utf8(cli: Cli) -> None:
+    folder = cli.files / "mixed"
+    write(folder / "a-good.txt", "Narvik is a port in northern Norway.")
+    (folder / "b-latin1.txt").write_bytes("Café au lait, très bien.".encode("latin-1"))
+    binary = cli.files / "binary.txt"
+    binary.write_bytes(b"Narvik\x00\x01\x02 is a port.")
+    escaped = write(cli.files / "escaped.jsonl", '{"id": "cafe", "title": "Cafe", "text": "caf\\udce9 au lait"}\n')
+    cli.refused(
+        # One bad file stops the run: the good file beside it is not indexed either.
+        Bad(["index", str(folder), "--corpus", "enc"], ["file is not valid UTF-8 (byte 3)", "b-latin1.txt"]),
+        Bad(["index", str(binary), "--corpus", "enc"], ["file looks binary (NUL bytes)", "binary.txt"]),
+        Bad(["index", str(escaped), "--corpus", "enc"], ["document 'cafe'", "lone surrogate"]),
+        Bad(["index", f"{cli.files}/x\x00.txt", "--corpus", "enc"], ["Invalid value for 'paths'", "null byte"], 2),
+    )
+
+
+def test_cli_file_name_that_is_not_utf8(cli: Cli) -> None:
+    folder = cli.files / "latin-names"
+    write_bytes_named(folder, b"caf\xe9.txt", b"Bergen has a fish market.")
+    own = cli.elsewhere("names")
+    assert own.json("index", str(folder), "--corpus", "names")["documents_added"] == 1
+    (hit,) = own.json("query", "fish market", "--corpus", "names", "--method", "dense", "--top-n", "1")["chunks"]
+    assert (hit["title"], hit["text"]) == ("caf\ufffd", "Bergen has a fish market.")
+
+
+def test_cli_deeply_nested_json(cli: Cli) -> None:
+    nested = write(cli.files / "nested.json", deep_json())
+    lines = write(cli.files / "nested.jsonl", deep_json() + "\n")
+    cli.refused(
+        Bad(["index", str(nested), "--corpus", "deep"], ["JSON nested too deeply", "nested.json"]),
+        Bad(["index", str(lines), "--corpus", "deep"], ["nested.jsonl: line 1: JSON nested too deeply"]),
+    )
+
+
+def test_cli_odd_corpus_names(cli: Cli) -> None:
+    path = write(cli.files / "narvik.txt", "Narvik is a port in northern Norway.")
+    cases = []
+    for param in NAMES:
+        name, expected = param.values
+        assert isinstance(name, str) and isinstance(expected, str)
+        # The MCP schema checks the length first; here the engine's name check says it.
+        expected = {"": "invalid corpus name ''", "n" * 65: "invalid corpus name 'nnnn"}.get(name, expected)
+        cases += [
+            Bad(["index", str(path), "--corpus", name], [expected]),
+            Bad(["query", BASE_QUESTION, "--corpus", name], [expected]),
+            Bad(["drop", "--corpus", name, "--yes"], [expected]),
+        ]
+    cli.refused(*cases)
+
+
+def test_cli_names_are_case_sensitive(cli: Cli) -> None:
+    cli.refused(
+        Bad(["query", BASE_QUESTION, "--corpus", "BASE"], [f"unknown corpus 'BASE'; corpora that exist: {BASE}"]),
+        Bad(["drop", "--corpus", "Base", "--yes"], ["unknown corpus 'Base'"]),
+        Bad(["delete", "oslo", "--corpus", "Base"], ["unknown corpus 'Base'"]),
+    )
+
+
+def test_cli_wrong_parameters(cli: Cli) -> None:
+    query = ["query", BASE_QUESTION, "--corpus", BASE]
+    cli.refused(
+        Bad([*query, "--top-n", "-1"], ["invalid retrieval parameters: top_n", "(got -1; allowed 1..100)"]),
+        Bad([*query, "--k", "0", "--depth", "99"], ["k: Input should be greater than or equal to 1", "depth:"]),
+        Bad([*query, "--top-n", "five"], ["Invalid value for '--top-n'"], 2),
+        Bad([*query, "--topn", "2"], ["No such option: --topn"], 2),
+        Bad([*query, "--method", "magic"], ["unknown method 'magic'"]),
+        Bad(["query", "   ", "--corpus", BASE], ["the query is empty"]),
+        Bad(["delete", "--corpus", BASE], ["Missing argument"], 2),
+        Bad(["drop", "--corpus", BASE], ["add --yes to confirm"]),
+    )
+    report = cli("delete", "../../etc/passwd", "--corpus", BASE)  # a document id is any string
+    assert report.exit_code == 0 and "not found: ../../etc/passwd" in squash(report.output)
+    assert cli.state()[0][0]["documents"] == len(BASE_DOCS)
+
+
+ESCAPES = "Narvik \x1b]0;owned\x07 is a port.\x1b[2J"
+
+
+def test_cli_json_output_escapes_control_characters(cli: Cli) -> None:
+    own = cli.elsewhere("escapes-json")
+    own.json("index", str(write(cli.files / "escapes.txt", ESCAPES)), "--corpus", "escapes")
+    result = own("query", "Narvik port", "--corpus", "escapes", "--json")
+    assert "\x1b" not in result.stdout
+    assert json.loads(result.stdout)["chunks"][0]["text"] == ESCAPES
+
+
+def test_cli_table_output_does_not_replay_terminal_escapes(cli: Cli) -> None:
+    own = cli.elsewhere("escapes-table")
+    own.json("index", str(write(cli.files / "escapes.txt", ESCAPES)), "--corpus", "escapes")
+    result = own("query", "Narvik port", "--corpus", "escapes")
+    assert result.exit_code == 0
+    assert "\x1b" not in result.stdout
+
+
+def test_cli_query_with_bytes_that_are_not_utf8(cli: Cli) -> None:
+    # A shell hands `cuerag query $'caf\xe9'` to Python as "caf\udce9".
+    cli.refused(Bad(["query", "caf\udce9", "--corpus", BASE], ["not valid Unicode"]))
+
+
+def test_cli_query_with_markup_characters(cli: Cli) -> None:
+    result = cli("query", f"[/x] [bold]{BASE_QUESTION}", "--corpus", BASE)
+    assert result.exit_code == 0
+    assert f"[/x] [bold]{BASE_QUESTION}" in squash(result.stdout)
