@@ -18,10 +18,13 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
 fi
 if [ "${1:-}" = "dev" ]; then
   if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
+    # Built on its own, bypassing pip's wheel cache, which may hold a -march=native build.
+    # Keep the version in step with pyproject.toml's dev extra.
     echo "building llama-cpp-python from source (several minutes)…" >&2
+    CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF}" \
+      .venv/bin/python -m pip install --quiet --no-cache-dir "llama-cpp-python[server]==0.3.36"
   fi
-  CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF}" \
-    .venv/bin/python -m pip install --quiet -e ".[dev]"
+  .venv/bin/python -m pip install --quiet -e ".[dev]"
 else
   .venv/bin/python -m pip install --quiet -e .
 fi

@@ -7,14 +7,28 @@ from pathlib import Path
 
 import pytest
 from conftest import SAMPLE, SAMPLE_CORPUS
+from pydantic import SecretStr
+from standin_anthropic import anthropic_standin
 from typer.testing import CliRunner
 
+from cuerag.answering import ANSWER_SYSTEM_PROMPT
 from cuerag.baselines import RRF_K, rrf
 from cuerag.cli import app
+from cuerag.config import QIterParams, Settings
 from cuerag.documents import content_id, load_paths, make_document
 from cuerag.engine import CueRag
-from cuerag.errors import InputError
-from cuerag.evaluation import Question, load_questions, normalize_answer, score_method
+from cuerag.errors import InputError, ParameterError
+from cuerag.evaluation import (
+    Question,
+    answer_accuracy,
+    answer_f1,
+    load_questions,
+    normalize_answer,
+    run_eval,
+    score_method,
+    write_report,
+)
+from cuerag.models import Models
 from cuerag.retrieval import ChunkHit, RetrievalResult
 
 DOCS = [
@@ -224,3 +238,85 @@ def test_cli_index_query_delete_drop(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert dropped.exit_code == 0, dropped.output
     missing = runner.invoke(app, ["query", "x", "--corpus", "s"])
     assert missing.exit_code == 1 and "unknown corpus 's'" in missing.output
+
+
+def test_answer_accuracy_and_f1() -> None:
+    # Accuracy: the normalised gold answer is contained in the normalised prediction.
+    assert answer_accuracy("It was the Beatles.", ["The Beatles"]) == 1.0
+    assert answer_accuracy("Beatle", ["The Beatles"]) == 0.0
+    assert answer_accuracy("1959", ["1898", "1959"]) == 1.0  # best over aliases
+    assert answer_accuracy("anything", [""]) == 0.0  # an empty gold answer matches nothing
+    # F1 over SQuAD tokens: "won in 1959" vs "1959" -> precision 1/3, recall 1.
+    assert answer_f1("won in 1959", ["1959"]) == pytest.approx(2 * (1 / 3) / (1 / 3 + 1))
+    assert answer_f1("The Hucbert", ["Hucbert", "Hubert"]) == 1.0
+    assert answer_f1("", ["Hucbert"]) == 0.0
+    assert answer_f1("nothing alike", ["Hucbert"]) == 0.0
+
+
+def test_eval_scores_the_llms_answers(models: Models, tmp_path: Path) -> None:
+    """With an LLM, each method's top chunks go to the answer prompt and the answers are scored:
+    here a stand-in answers '1898' to the first question and 'Lothair' to the second."""
+    questions = _write(
+        tmp_path,
+        "q.json",
+        [
+            {"question": "When did the 1979-80 European Cup winner win the FA Cup?",
+             "gold_titles": ["Nottingham Forest in the FA Cup"], "answer": "1898"},
+            {"question": "Who was the brother of Lothair II's wife?", "gold_titles": ["Teutberga"],
+             "answer": "Hucbert"},
+        ],
+    )  # fmt: skip
+
+    def script(body: dict[str, object]) -> str:
+        return "1898" if "FA Cup" in str(body["messages"]) else "Lothair"
+
+    with anthropic_standin(script) as standin:
+        settings = Settings(
+            data_dir=tmp_path / "data",
+            llm_provider="anthropic",
+            llm_model="claude-standin",
+            llm_base_url=standin.url,
+            llm_api_key=SecretStr("test-key"),
+        )
+        engine = CueRag(settings, models=models)
+        try:
+            run = run_eval(
+                engine,
+                questions_file=questions,
+                corpus_file=SAMPLE_CORPUS,
+                methods=["qiter", "dense"],
+                ks=[5],
+                params=QIterParams(),
+                answers=True,
+            )
+        finally:
+            engine.close()
+        answer_prompts = [r for r in standin.requests if r.get("system") == ANSWER_SYSTEM_PROMPT]
+    for method in ("qiter", "dense"):
+        assert run.methods[method]["answer_accuracy"] == 0.5
+        assert run.methods[method]["answer_f1"] == 0.5
+        usage = run.llm_usage[method]
+        assert usage.calls + usage.cached_calls == 2  # one answer per question
+        assert usage.completion_tokens == usage.calls  # the stand-in counts one token per word
+    # Two methods that retrieve the same chunks for a question send the same prompt: asked once.
+    assert len(answer_prompts) == sum(u.calls for u in run.llm_usage.values())
+    assert run.llm == "AnthropicProvider:claude-standin"
+    assert [q["qiter"]["answer"] for q in run.questions] == ["1898", "Lothair"]
+    out = tmp_path / "out"
+    write_report(run, out)
+    assert "answer_accuracy" in (out / "report.md").read_text()
+    assert json.loads((out / "results.json").read_text())["methods"]["dense"]["answer_f1"] == 0.5
+
+
+def test_eval_answers_need_an_llm(sample: CueRag, tmp_path: Path) -> None:
+    questions = _write(tmp_path, "q.json", [{"question": "x", "gold_titles": ["Teutberga"]}])
+    with pytest.raises(ParameterError, match="CUERAG_LLM_PROVIDER"):
+        run_eval(
+            sample,
+            questions_file=questions,
+            corpus_file=SAMPLE_CORPUS,
+            methods=["dense"],
+            ks=[5],
+            params=QIterParams(),
+            answers=True,
+        )
