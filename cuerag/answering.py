@@ -8,6 +8,7 @@ possible so that it can be scored against the gold answer.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from pydantic import BaseModel
@@ -30,6 +31,7 @@ ANSWER_SYSTEM_PROMPT = """You answer questions from the passages you are given. 
 passages say. Reply with the answer alone, as short as possible: a name, a date, a number, or yes \
 or no. No explanation, no full sentence. If the passages do not hold the answer, give your best guess."""
 
+_THINKING = re.compile(r"<think>.*?(</think>|$)", re.DOTALL)
 _MAX_ENTITY_TOKENS = 128
 _MAX_ANSWER_TOKENS = 64
 
@@ -85,5 +87,7 @@ def generate_answer(
     answer, and an empty one would be mistaken for the model's."""
     user = answer_prompt(question, chunks, text, context_tokens=context_tokens)
     completion = llm.complete(ANSWER_SYSTEM_PROMPT, user, max_tokens=_MAX_ANSWER_TOKENS)
-    answer = completion.text.strip().splitlines()[0].strip() if completion.text.strip() else ""
+    # Reasoning models may think aloud first; the answer is what follows.
+    said = _THINKING.sub("", completion.text).strip()
+    answer = said.splitlines()[0].strip() if said else ""
     return answer, completion.usage()

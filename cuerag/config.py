@@ -108,7 +108,12 @@ class Settings(BaseSettings):
     llm_concurrency: int = Field(default=4, ge=1, le=64, description="LLM requests in flight at once.")
     llm_max_retries: int = Field(default=4, ge=0, le=20, description="Retries of a transient LLM error.")
     llm_timeout: float = Field(default=120.0, gt=0, description="Seconds per LLM request.")
-    llm_max_tokens: int = Field(default=1024, ge=16, le=32_768, description="Completion tokens per extraction.")
+    llm_max_tokens: int = Field(
+        default=2048,
+        ge=16,
+        le=32_768,
+        description="Completion tokens per extraction; an answer cut off there falls back to sentences.",
+    )
     llm_context_tokens: int = Field(
         default=6000, ge=256, le=1_000_000, description="Budget of passage tokens in the answer prompt."
     )

@@ -196,9 +196,13 @@ class CueRag:
                 report, written = indexer.run(corpus, docs, graph, progress=progress)
             except BaseException:
                 # A new corpus whose first run failed before any chunk landed is not left behind
-                # as an empty corpus. Whatever else the run wrote is rewritten by a rerun.
+                # as an empty corpus. Otherwise the snapshot is dropped: the next use rebuilds it
+                # from the store, seeing what the failed run wrote (as orphans to collect).
                 if created and self.store.count(collection_name(corpus, "chunks")) == 0:
                     self._drop(corpus)
+                else:
+                    with self._graph_lock:
+                        self._graphs.pop(corpus, None)
                 raise
             if not (written.chunks or written.removed_chunks or graph.orphan_unit_ids or graph.orphan_entity_ids):
                 report.totals = graph.sizes

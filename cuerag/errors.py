@@ -39,4 +39,9 @@ class StoreError(CueRagError):
 
 
 class LLMError(CueRagError):
-    """The configured LLM could not be reached or kept failing after retries."""
+    """The configured LLM cannot be used: unreachable after retries, a wrong key, an unknown model."""
+
+
+class LLMRefusedError(LLMError):
+    """The endpoint refused this one request (400, 413, 422: too long, filtered, malformed) while
+    the LLM itself works: the caller can go on without this answer."""

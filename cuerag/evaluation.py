@@ -116,9 +116,10 @@ def normalize_answer(text: str) -> str:
 
 
 def answer_accuracy(prediction: str, answers: Sequence[str]) -> float:
-    """1.0 when some normalised gold answer is contained in the normalised prediction."""
-    pred = normalize_answer(prediction)
-    return float(any((gold := normalize_answer(a)) and gold in pred for a in answers))
+    """1.0 when some normalised gold answer is contained in the normalised prediction, as whole
+    words: gold "no" is not found in "Norway", nor "1990" in "1990s"."""
+    pred = f" {normalize_answer(prediction)} "
+    return float(any((gold := normalize_answer(a)) and f" {gold} " in pred for a in answers))
 
 
 def answer_f1(prediction: str, answers: Sequence[str]) -> float:
@@ -161,6 +162,7 @@ def score_method(
     per_question = []
     latencies = []
     sums = {f"{m}@{k}": 0.0 for m in ("recall", "all_recall", "coverage") for k in ks}
+    answerable = 0
     if answerer is not None:
         sums |= {"answer_accuracy": 0.0, "answer_f1": 0.0}
     for n, q in enumerate(questions, start=1):
@@ -178,15 +180,16 @@ def score_method(
             text = normalize_answer(" ".join(h.text for h in result.chunks[:k]))
             sums[f"coverage@{k}"] += float(any(a and a in text for a in answers))
         row: dict[str, Any] = {"id": q.id, "gold": q.gold_doc_ids, "ranks": ranks, "retrieved": docs[: max(ks)]}
-        if answerer is not None:
+        if answerer is not None and q.answers:  # a question without a gold answer cannot be scored
             row["answer"] = prediction = answerer(q.question, result)
             sums["answer_accuracy"] += answer_accuracy(prediction, q.answers)
             sums["answer_f1"] += answer_f1(prediction, q.answers)
+            answerable += 1
         per_question.append(row)
         if on_question:
             on_question(n)
     count = max(len(questions), 1)
-    metrics = {k: round(v / count, 4) for k, v in sums.items()}
+    metrics = {k: round(v / (max(answerable, 1) if k.startswith("answer") else count), 4) for k, v in sums.items()}
     lat = np.asarray(latencies) if latencies else np.zeros(1)
     return (
         MethodScores(

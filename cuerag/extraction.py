@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from cuerag.errors import LLMError
+from cuerag.errors import LLMRefusedError
 from cuerag.llm import LLM, LLMUsage
-from cuerag.llm_json import load_lenient_json
+from cuerag.llm_json import is_text, load_lenient_json
 
 log = logging.getLogger(__name__)
 
@@ -66,16 +66,18 @@ def parse_units(answer: str) -> list[str]:
         data = next((data[k] for k in _LIST_KEYS if isinstance(data.get(k), list)), None)
     if not isinstance(data, list):
         return []
-    units: list[str] = []
+    units: dict[str, None] = {}  # ordered set
     for item in data:
         if isinstance(item, dict):
             item = next((item[k] for k in _TEXT_KEYS if isinstance(item.get(k), str)), None)
-        if not isinstance(item, str):
+        if not is_text(item):
             continue
         text = " ".join(item.split())
-        if MIN_UNIT_CHARS <= len(text) <= MAX_UNIT_CHARS and _LETTER.search(text) and text not in units:
-            units.append(text)
-    return units[:MAX_UNITS]
+        if MIN_UNIT_CHARS <= len(text) <= MAX_UNIT_CHARS and _LETTER.search(text):
+            units.setdefault(text)
+            if len(units) == MAX_UNITS:
+                break
+    return list(units)
 
 
 @dataclass(frozen=True)
@@ -104,21 +106,25 @@ class UnitExtractor:
         self._max_tokens = max_tokens
 
     def extract_one(self, chunk: ChunkText) -> ChunkExtraction:
+        """The chunk's units. A request the endpoint refuses, an answer cut off at max_tokens or
+        one with no usable unit falls back to sentences; an LLM that cannot be reached or used at
+        all (LLMError) stops the run, which a rerun resumes from the cache."""
         user = USER_TEMPLATE.format(title=chunk.title or "(untitled)", text=chunk.text)
         try:
             completion = self._llm.complete(SYSTEM_PROMPT, user, max_tokens=self._max_tokens)
-        except LLMError as exc:
-            return ChunkExtraction(self._sentences(chunk.text), from_llm=False, usage=LLMUsage(), problem=str(exc))
+        except LLMRefusedError as exc:
+            return self._fallback(chunk, LLMUsage(), str(exc))
+        if completion.truncated:
+            # The last unit is cut and every fact after it is missing: the sentences are better.
+            return self._fallback(chunk, completion.usage(), f"answer cut off at {self._max_tokens} tokens")
         units = parse_units(completion.text)
         if not units:
             excerpt = " ".join(completion.text.split())[:120]
-            return ChunkExtraction(
-                self._sentences(chunk.text),
-                from_llm=False,
-                usage=completion.usage(),
-                problem=f"no usable units in {excerpt!r}",
-            )
+            return self._fallback(chunk, completion.usage(), f"no usable units in {excerpt!r}")
         return ChunkExtraction(units, from_llm=True, usage=completion.usage())
+
+    def _fallback(self, chunk: ChunkText, usage: LLMUsage, problem: str) -> ChunkExtraction:
+        return ChunkExtraction(self._sentences(chunk.text), from_llm=False, usage=usage, problem=problem)
 
     def extract(
         self, chunks: Sequence[ChunkText], progress: Callable[[int, int], None] | None = None

@@ -11,6 +11,7 @@ reachable until their chunk lands), and a rerun finishes the job with the same i
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -31,6 +32,8 @@ from cuerag.models import Models
 from cuerag.selection import bleu_values, cosine_values, random_values, select_chunks
 from cuerag.store.base import StoredPoint, VectorStore
 from cuerag.text import TextChunk, TextTools
+
+log = logging.getLogger(__name__)
 
 _WRITE_BATCH = 256
 _EMBED_SLICE = 512
@@ -122,7 +125,13 @@ class Indexer:
         plan = _Plan()
         with _timed(report, "split"):
             pending = self._new_pieces(docs, graph, report, plan, progress)
-        if self._settings.alpha > 0:
+        if self._settings.alpha > 0 and not pending.new and docs:
+            # Nothing new to extract: the documents are indexed already, whatever α they had then.
+            log.warning(
+                "alpha=%s: all documents are indexed already; index into a new corpus to re-extract",
+                self._settings.alpha,
+            )
+        if self._settings.alpha > 0 and pending.new:
             with _timed(report, "select"):
                 chosen = self._select(pending.run_pieces)
             with _timed(report, "extract"):

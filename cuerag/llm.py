@@ -11,6 +11,7 @@ The SDKs' own retries are switched off so that tenacity is the one place retries
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -19,7 +20,7 @@ from pydantic import BaseModel
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from cuerag.config import Settings
-from cuerag.errors import LLMError, ParameterError
+from cuerag.errors import LLMError, LLMRefusedError, ParameterError
 from cuerag.llm_cache import ResponseCache
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,7 @@ class Completion(BaseModel):
     text: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    truncated: bool = False  # stopped by max_tokens, not by the model
     cached: bool = False
 
     def usage(self) -> LLMUsage:
@@ -72,10 +74,10 @@ class OpenAIProvider:
         import openai
 
         self.model = model
-        self.endpoint = base_url or "openai"
-        # Local servers (llama.cpp, vLLM, Ollama) ignore the key, but the SDK insists on one.
-        key = api_key or (None if base_url is None else "not-needed")
+        # Local servers (llama.cpp, Ollama) ignore the key, but the SDK insists on one.
+        key = api_key or os.environ.get("OPENAI_API_KEY") or (None if base_url is None else "not-needed")
         self._client = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=0)
+        self.endpoint = str(self._client.base_url)  # what the SDK resolved, OPENAI_BASE_URL included
 
     def complete(self, system: str, user: str, *, max_tokens: int) -> Completion:
         response = self._client.chat.completions.create(
@@ -84,12 +86,13 @@ class OpenAIProvider:
             max_tokens=max_tokens,
             temperature=0.0,
         )
-        text = (response.choices[0].message.content or "") if response.choices else ""
+        choice = response.choices[0] if response.choices else None
         usage = response.usage
         return Completion(
-            text=text,
+            text=(choice.message.content or "") if choice else "",
             prompt_tokens=usage.prompt_tokens if usage else 0,
             completion_tokens=usage.completion_tokens if usage else 0,
+            truncated=choice is not None and choice.finish_reason == "length",
         )
 
 
@@ -100,8 +103,8 @@ class AnthropicProvider:
         import anthropic
 
         self.model = model
-        self.endpoint = base_url or "anthropic"
         self._client = anthropic.Anthropic(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
+        self.endpoint = str(self._client.base_url)
 
     def complete(self, system: str, user: str, *, max_tokens: int) -> Completion:
         response = self._client.messages.create(
@@ -115,7 +118,17 @@ class AnthropicProvider:
             text=text,
             prompt_tokens=response.usage.input_tokens,
             completion_tokens=response.usage.output_tokens,
+            truncated=response.stop_reason == "max_tokens",
         )
+
+
+def _status(exc: BaseException) -> int | None:
+    import anthropic
+    import openai
+
+    if isinstance(exc, openai.APIStatusError | anthropic.APIStatusError):
+        return exc.status_code
+    return None
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -164,10 +177,17 @@ class LLM:
         try:
             completion = retrying(self.provider.complete, system, user, max_tokens=max_tokens)
         except Exception as exc:
-            raise LLMError(f"{self.name} failed: {type(exc).__name__}: {exc}") from exc
+            message = f"{self.name} at {self.provider.endpoint} failed: {type(exc).__name__}: {exc}"
+            if _status(exc) in _REFUSED:
+                raise LLMRefusedError(message) from exc
+            raise LLMError(message) from exc
         if self.cache is not None:
             self.cache.put(key_parts, completion.model_dump(exclude={"cached"}))
         return completion
+
+
+# Statuses that refuse one request (too long, filtered, malformed) rather than every request.
+_REFUSED = frozenset({400, 413, 422})
 
 
 def make_llm(settings: Settings, *, cache_dir: Path | None = None) -> LLM | None:
@@ -180,6 +200,11 @@ def make_llm(settings: Settings, *, cache_dir: Path | None = None) -> LLM | None
     cls: type[OpenAIProvider] | type[AnthropicProvider] = (
         OpenAIProvider if settings.llm_provider == "openai" else AnthropicProvider
     )
-    provider = cls(model=settings.llm_model, base_url=settings.llm_base_url, api_key=key, timeout=settings.llm_timeout)
+    try:
+        provider = cls(
+            model=settings.llm_model, base_url=settings.llm_base_url, api_key=key, timeout=settings.llm_timeout
+        )
+    except Exception as exc:  # the SDKs refuse a missing key here, with their own exception types
+        raise ParameterError(f"cannot set up the {settings.llm_provider} LLM: {exc}") from exc
     cache = ResponseCache(cache_dir / "llm_cache.sqlite3") if settings.llm_cache and cache_dir is not None else None
     return LLM(provider=provider, cache=cache, max_retries=settings.llm_max_retries)

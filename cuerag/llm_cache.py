@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 
 def cache_key(parts: Sequence[str]) -> str:
@@ -39,17 +42,24 @@ class ResponseCache:
         )
 
     def get(self, parts: Sequence[str]) -> dict[str, Any] | None:
-        with self._lock:
-            row = self._db.execute("SELECT completion FROM responses WHERE key = ?", (cache_key(parts),)).fetchone()
-        return None if row is None else dict(json.loads(row[0]))
+        try:
+            with self._lock:
+                row = self._db.execute("SELECT completion FROM responses WHERE key = ?", (cache_key(parts),)).fetchone()
+            return None if row is None else dict(json.loads(row[0]))
+        except (sqlite3.Error, ValueError) as exc:
+            log.warning("LLM cache %s unreadable (%s); asking the model", self.path, exc)
+            return None
 
     def put(self, parts: Sequence[str], completion: dict[str, Any]) -> None:
         """Store an answer; `parts[0]` names the model, kept in the clear for inspection."""
-        with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO responses (key, model, completion) VALUES (?, ?, ?)",
-                (cache_key(parts), parts[0] if parts else "", json.dumps(completion)),
-            )
+        try:
+            with self._lock:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO responses (key, model, completion) VALUES (?, ?, ?)",
+                    (cache_key(parts), parts[0] if parts else "", json.dumps(completion)),
+                )
+        except sqlite3.Error as exc:
+            log.warning("LLM cache %s not written (%s)", self.path, exc)
 
     def __len__(self) -> int:
         with self._lock:

@@ -85,6 +85,11 @@ def _handler(standin: StandIn) -> type[BaseHTTPRequestHandler]:
                 self._error(outcome.status, outcome.kind, outcome.message)
                 return
             prompt = (body.get("system") or "") + " " + body["messages"][-1]["content"]
+            # As the API does, stop at max_tokens (a "token" here is a word) and say so.
+            words = outcome.split(" ")
+            stop_reason = "end_turn"
+            if len(words) > body["max_tokens"]:
+                outcome, stop_reason = " ".join(words[: body["max_tokens"]]), "max_tokens"
             self._send(
                 200,
                 {
@@ -93,7 +98,7 @@ def _handler(standin: StandIn) -> type[BaseHTTPRequestHandler]:
                     "role": "assistant",
                     "model": body["model"],
                     "content": [{"type": "text", "text": outcome}],
-                    "stop_reason": "end_turn",
+                    "stop_reason": stop_reason,
                     "stop_sequence": None,
                     "usage": {"input_tokens": _tokens(prompt), "output_tokens": _tokens(outcome)},
                 },

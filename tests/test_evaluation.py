@@ -246,6 +246,9 @@ def test_answer_accuracy_and_f1() -> None:
     assert answer_accuracy("Beatle", ["The Beatles"]) == 0.0
     assert answer_accuracy("1959", ["1898", "1959"]) == 1.0  # best over aliases
     assert answer_accuracy("anything", [""]) == 0.0  # an empty gold answer matches nothing
+    # Whole words only: "no" is not in "Norway", nor "1990" in "1990s".
+    assert answer_accuracy("Norway", ["no"]) == 0.0 and answer_accuracy("No.", ["no"]) == 1.0
+    assert answer_accuracy("a 1990s band", ["1990"]) == 0.0
     # F1 over SQuAD tokens: "won in 1959" vs "1959" -> precision 1/3, recall 1.
     assert answer_f1("won in 1959", ["1959"]) == pytest.approx(2 * (1 / 3) / (1 / 3 + 1))
     assert answer_f1("The Hucbert", ["Hucbert", "Hubert"]) == 1.0

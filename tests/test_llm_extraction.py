@@ -762,3 +762,89 @@ async def test_mcp_answer_tool_hidden_without_an_llm(models: Models, tmp_path: P
         result = await client.call_tool("answer", {"corpus": CORPUS, "question": "Anything?"})
         assert result.is_error
         assert result.content[0].text == "Unknown tool: answer"  # type: ignore[union-attr]
+
+
+# ---- 11. hostile and awkward answers ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        # A lone surrogate would break ids, NER and the embedder: that unit is dropped.
+        ('["Alpha Corp \\ud800 is a company in Oslo.", "Beta Ltd is a firm in Bergen."]',
+         ["Beta Ltd is a firm in Bergen."]),
+        ("[" * 1000 + "]" * 1000, []),  # nested past the parser's recursion limit
+        ("[" * 2000, []),
+        # Brackets in the prose before the list: the list is still found.
+        ('Here are [3] units:\n["Alpha Corp is a company in Oslo."]', ["Alpha Corp is a company in Oslo."]),
+    ],
+)  # fmt: skip
+def test_hostile_answers_never_crash_the_parser(answer: str, expected: list[str]) -> None:
+    assert parse_units(answer) == expected
+
+
+def test_entity_lists_drop_non_unicode_names() -> None:
+    assert string_list('["Oslo", "\\udc80", "Bergen"]') == ["Oslo", "Bergen"]
+
+
+def test_an_answer_cut_off_at_max_tokens_falls_back(models: Models, tmp_path: Path, engines: list[CueRag]) -> None:
+    long_answer = json.dumps([f"Salzburg fact number {n} is about the Salzach river." for n in range(40)])
+    script = Script(override={"Salzburg": long_answer})
+    with anthropic_standin(script) as standin:
+        engine = CueRag(llm_settings(tmp_path, standin.url, alpha=1.0, llm_max_tokens=100), models=models)
+        engines.append(engine)
+        report = engine.index_documents(CORPUS, documents(PASSAGES))
+    # json-repair would close the cut list, but its last unit is cut and the rest is missing.
+    assert parse_units(" ".join(long_answer.split(" ")[:100]))
+    assert (report.chunks_llm, report.chunks_fallback) == (3, 1)
+    graph = engine.graph(CORPUS)
+    assert extraction_of(graph)["Salzburg"] == "sentences"
+    assert units_of(graph, "Salzburg") == TextTools().sentences(PASSAGES["Salzburg"])
+
+
+@pytest.mark.parametrize(
+    ("failure", "message"),
+    [
+        (Fail(401, "authentication_error", "invalid x-api-key"), "invalid x-api-key"),
+        (Fail(404, "not_found_error", "model: claude-standin"), "model: claude-standin"),
+        (Fail(529, "overloaded_error", "Overloaded"), "Overloaded"),  # still failing after the retries
+    ],
+)
+def test_an_llm_that_cannot_be_used_stops_the_run_before_any_write(
+    models: Models, tmp_path: Path, engines: list[CueRag], failure: Fail, message: str
+) -> None:
+    """Falling back for every chunk would build an index nobody asked for: the run stops, names
+    the problem, and leaves nothing behind; a rerun once the LLM works starts clean."""
+    with anthropic_standin(lambda body: failure) as standin:
+        settings = llm_settings(tmp_path, standin.url, alpha=1.0, llm_max_retries=1)
+        engine = CueRag(settings, models=models, llm=quick(make_llm(settings, cache_dir=tmp_path)))
+        engines.append(engine)
+        with pytest.raises(LLMError, match=message) as caught:
+            engine.index_documents(CORPUS, documents(PASSAGES))
+    assert standin.url in str(caught.value)  # the message says which endpoint
+    assert engine.corpora() == []
+
+
+def test_a_missing_openai_key_is_a_clear_configuration_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(ParameterError, match="cannot set up the openai LLM"):
+        make_llm(Settings(data_dir=tmp_path, llm_provider="openai", llm_model="gpt-x"))
+
+
+def test_a_base_url_takes_the_key_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    settings = Settings(data_dir=tmp_path, llm_provider="openai", llm_model="m", llm_base_url="http://127.0.0.1:9/v1")
+    llm = make_llm(settings)
+    assert llm is not None
+    assert llm.provider.endpoint == "http://127.0.0.1:9/v1/"
+    assert llm.provider._client.api_key == "sk-from-env"  # type: ignore[attr-defined]
+
+
+def test_thinking_is_stripped_from_answers(models: Models, tmp_path: Path, engines: list[CueRag]) -> None:
+    script = Script(answer="<think>The passages say West Bridgford.\nSo:</think>\nWest Bridgford")
+    with anthropic_standin(script) as standin:
+        engine = CueRag(llm_settings(tmp_path, standin.url), models=models)
+        engines.append(engine)
+        engine.index_documents(CORPUS, documents(PASSAGES))
+        assert engine.answer(CORPUS, "Where is Nottingham Forest based?").answer == "West Bridgford"
