@@ -20,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from cuerag.config import QIterParams, Settings
-from cuerag.engine import CueRag, make_params
+from cuerag.engine import CueRag, make_params, validate_corpus_name
 from cuerag.errors import CueRagError
 from cuerag.retrieval import METHODS, RetrievalResult
 
@@ -136,6 +136,10 @@ def index(
 ) -> None:
     """Index documents into a corpus. With --alpha above 0, an LLM writes the units of the chunks
     a knapsack selects (CUE-RAG's hybrid extraction); the rest are split into sentences."""
+    try:
+        validate_corpus_name(corpus)  # before the models load: a typo costs no wait
+    except CueRagError as exc:
+        raise _fail(exc) from exc
     _override(ctx, alpha=alpha, selection=selection)
     engine = _engine(ctx)
     try:
