@@ -27,7 +27,7 @@ from cuerag.documents import Document, check_documents, dedupe_documents, load_p
 from cuerag.errors import CorpusNotFoundError, CueRagError, InvalidNameError, ParameterError, StoreError
 from cuerag.graph import KINDS, Graph, collection_name, corpus_of_collection, load_graph, updated_graph
 from cuerag.index import Indexer, IndexReport, Progress
-from cuerag.llm import LLM, LLMUsage, make_llm
+from cuerag.llm import LLM, LLMUsage, make_llm, require_llm
 from cuerag.models import Models, load_models
 from cuerag.retrieval import METHODS, Method, RetrievalResult, Retriever
 from cuerag.scoring import make_scorer
@@ -178,11 +178,8 @@ class CueRag:
         """Add documents to a corpus (created if new). Unchanged documents cost nothing."""
         validate_corpus_name(corpus)
         docs = check_documents(dedupe_documents(documents))
-        if self.settings.alpha > 0 and self.llm is None:
-            raise ParameterError(
-                f"alpha={self.settings.alpha} needs an LLM: set CUERAG_LLM_PROVIDER and CUERAG_LLM_MODEL, "
-                "or index with alpha 0"
-            )
+        if self.settings.alpha > 0:
+            require_llm(self.llm, f"alpha={self.settings.alpha}")  # before anything is created
         with self._writer(corpus):
             dim = self.models.embedder.dim
             created = not self.store.has_collection(collection_name(corpus, "chunks"))
@@ -305,7 +302,7 @@ class CueRag:
         if method == "qiter":
             if not llm_entities:
                 return retriever.q_iter(question, params), None
-            entities, usage = llm_query_entities(self._require_llm("llm_entities"), question)
+            entities, usage = llm_query_entities(require_llm(self.llm, "llm_entities"), question)
             if not entities:
                 log.info("the LLM found no entities in %r; falling back to NER", question)
             return retriever.q_iter(question, params, entities=entities or None), usage
@@ -324,7 +321,7 @@ class CueRag:
     ) -> AnswerResult:
         """Retrieve, then have the LLM answer from the top chunks (the paper's answer prompt)."""
         started = time.perf_counter()
-        llm = self._require_llm("answers")
+        llm = require_llm(self.llm, "an answer")
         retrieval, entity_usage = self._retrieve(corpus, question, params, method, llm_entities)
         answer, usage = generate_answer(
             llm, question, retrieval.chunks, self.text, context_tokens=self.settings.llm_context_tokens
@@ -340,11 +337,6 @@ class CueRag:
             llm_usage=stages,
             elapsed_ms=round((time.perf_counter() - started) * 1000, 2),
         )
-
-    def _require_llm(self, purpose: str) -> LLM:
-        if self.llm is None:
-            raise ParameterError(f"{purpose} need an LLM: set CUERAG_LLM_PROVIDER and CUERAG_LLM_MODEL")
-        return self.llm
 
     def _baseline(self, corpus: str, retriever: Retriever, question: str, method: Method, n: int) -> RetrievalResult:
         started = time.perf_counter()

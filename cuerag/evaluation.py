@@ -28,9 +28,9 @@ from cuerag.answering import generate_answer
 from cuerag.config import QIterParams
 from cuerag.documents import Document, content_id, load_paths
 from cuerag.engine import CueRag
-from cuerag.errors import InputError, ParameterError
+from cuerag.errors import InputError
 from cuerag.index import Progress
-from cuerag.llm import LLMUsage
+from cuerag.llm import LLMUsage, require_llm
 from cuerag.retrieval import METHODS, Method, RetrievalResult
 
 # Chunks the answer prompt gets, whatever k the recall is measured at: the paper's N.
@@ -326,8 +326,8 @@ def run_eval(
 ) -> EvalRun:
     """Index the corpus once (reused by later runs: the corpus is named after the file's content),
     then run every method over the same questions. `answers`: score the LLM's answers too."""
-    if answers and engine.llm is None:
-        raise ParameterError("answer metrics need an LLM: set CUERAG_LLM_PROVIDER and CUERAG_LLM_MODEL")
+    if answers:
+        require_llm(engine.llm, "scoring answers")
     docs = load_paths([corpus_file])
     questions = load_questions(questions_file, docs, fmt)[:limit]
     corpus = corpus_name_for(corpus_file)

@@ -23,11 +23,10 @@ from pydantic import BaseModel
 from cuerag.config import Settings
 from cuerag.documents import Document
 from cuerag.entities import normalize_entity
-from cuerag.errors import ParameterError
 from cuerag.extraction import ChunkText, UnitExtractor
 from cuerag.graph import CHUNKS, ENTITIES, UNITS, Graph, collection_name
 from cuerag.ids import chunk_point_id, entity_point_id, unit_point_id
-from cuerag.llm import LLM, LLMUsage
+from cuerag.llm import LLM, LLMUsage, require_llm
 from cuerag.models import Models
 from cuerag.selection import bleu_values, cosine_values, random_values, select_chunks
 from cuerag.store.base import StoredPoint, VectorStore
@@ -228,9 +227,6 @@ class Indexer:
     def _select(self, pieces: list[tuple[TextChunk, str]]) -> set[str]:
         """The chunks the LLM rewrites: a knapsack over every chunk of this run's documents, new or
         not, so that a rerun of the same documents (after a crash, say) makes the same choice."""
-        alpha = self._settings.alpha
-        if not pieces:
-            return set()
         texts = [p.text for p, _ in pieces]
         if self._settings.selection == "bleu":
             values = bleu_values(texts)
@@ -238,7 +234,7 @@ class Indexer:
             values = cosine_values(self._models.embedder.encode(texts, batch_size=self._settings.embed_batch_size))
         else:
             values = random_values(len(texts), seed=0)
-        chosen = select_chunks(values, [p.tokens for p, _ in pieces], alpha)
+        chosen = select_chunks(values, [p.tokens for p, _ in pieces], self._settings.alpha)
         return {pieces[i][1] for i in chosen}
 
     def _extract(
@@ -248,13 +244,8 @@ class Indexer:
         sentences like any other chunk) and counted."""
         if not selected:
             return {}
-        if self._llm is None:
-            raise ParameterError(
-                f"alpha={self._settings.alpha} needs an LLM: set CUERAG_LLM_PROVIDER and CUERAG_LLM_MODEL "
-                "(or index with alpha 0)"
-            )
         extractor = UnitExtractor(
-            self._llm,
+            require_llm(self._llm, f"alpha={self._settings.alpha}"),
             sentences=self._text.sentences,
             concurrency=self._settings.llm_concurrency,
             max_tokens=self._settings.llm_max_tokens,

@@ -137,11 +137,10 @@ def is_transient(exc: BaseException) -> bool:
     import anthropic
     import openai
 
-    if isinstance(exc, openai.APIConnectionError | anthropic.APIConnectionError):
-        return True
-    if isinstance(exc, openai.APIStatusError | anthropic.APIStatusError):
-        return exc.status_code in (408, 409, 429) or exc.status_code >= 500
-    return False
+    status = _status(exc)
+    if status is not None:
+        return status in (408, 409, 429) or status >= 500
+    return isinstance(exc, openai.APIConnectionError | anthropic.APIConnectionError)
 
 
 @dataclass(frozen=True)
@@ -184,6 +183,13 @@ class LLM:
         if self.cache is not None:
             self.cache.put(key_parts, completion.model_dump(exclude={"cached"}))
         return completion
+
+
+def require_llm(llm: LLM | None, purpose: str) -> LLM:
+    """The LLM, or the one error every LLM feature gives when none is configured."""
+    if llm is None:
+        raise ParameterError(f"{purpose} needs an LLM: set CUERAG_LLM_PROVIDER and CUERAG_LLM_MODEL")
+    return llm
 
 
 # Statuses that refuse one request (too long, filtered, malformed) rather than every request.

@@ -16,7 +16,7 @@ from tools.common import AppState, Corpus, run_engine, state_of, tool
 
 # Indexing stages in the order the engine runs them; progress is reported over all of them.
 _STAGES = ("split", "ner", "embed entities", "embed units", "embed chunks", "store")
-_LLM_STAGES = ("split", "extract", "ner", "embed entities", "embed units", "embed chunks", "store")
+_LLM_STAGES = ("split", "extract", *_STAGES[1:])  # at α > 0 the LLM works between split and NER
 
 
 class DocumentInput(BaseModel):
