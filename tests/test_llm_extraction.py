@@ -8,6 +8,7 @@ every unit an LLM chunk holds is known in advance and differs from the passage's
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
@@ -22,7 +23,9 @@ from conftest import assert_graphs_equal
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from standin_anthropic import Fail, StandIn, anthropic_standin
+from typer.testing import CliRunner
 
+import cuerag.cli
 from cuerag import CueRag, Document, LLMError, ParameterError, Settings, make_document
 from cuerag.answering import ANSWER_SYSTEM_PROMPT, ENTITY_SYSTEM_PROMPT
 from cuerag.entities import normalize_entity
@@ -848,3 +851,34 @@ def test_thinking_is_stripped_from_answers(models: Models, tmp_path: Path, engin
         engines.append(engine)
         engine.index_documents(CORPUS, documents(PASSAGES))
         assert engine.answer(CORPUS, "Where is Nottingham Forest based?").answer == "West Bridgford"
+
+
+# ---- 12. the CLI's LLM commands ----------------------------------------------------------------------
+
+
+def test_cli_answer_and_llm_entities(models: Models, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cuerag.cli, "CueRag", functools.partial(CueRag, models=models))
+    corpus_file = tmp_path / "corpus.json"
+    corpus_file.write_text(json.dumps([{"title": t, "text": x} for t, x in PASSAGES.items()]))
+    runner = CliRunner()
+    with anthropic_standin(Script(answer="West Bridgford")) as standin:
+        llm = ["--llm-provider", "anthropic", "--llm-model", MODEL, "--llm-base-url", standin.url]
+        env = {"CUERAG_DATA_DIR": str(tmp_path / "data"), "CUERAG_LLM_API_KEY": "test-key"}
+        indexed = runner.invoke(cuerag.cli.app, [*llm, "index", str(corpus_file), "-c", CORPUS], env=env)
+        assert indexed.exit_code == 0, indexed.output
+        question = "Where is Nottingham Forest based?"
+        done = runner.invoke(cuerag.cli.app, [*llm, "answer", question, "-c", CORPUS, "--json"], env=env)
+        assert done.exit_code == 0, done.output
+        result = json.loads(done.stdout)
+        assert result["answer"] == "West Bridgford"
+        assert result["llm_usage"]["answer"]["calls"] == 1
+        entities = runner.invoke(
+            cuerag.cli.app, [*llm, "query", question, "-c", CORPUS, "--llm-entities", "--json"], env=env
+        )
+        assert entities.exit_code == 0, entities.output
+        trace = json.loads(entities.stdout)["trace"]
+        assert (trace["entity_source"], trace["query_entities"]) == ("llm", ["Nottingham Forest"])
+        # Without an LLM the same command is refused with what to set.
+        plain = runner.invoke(cuerag.cli.app, ["answer", question, "-c", CORPUS], env=env)
+    assert plain.exit_code == 1
+    assert "CUERAG_LLM_PROVIDER" in plain.output
