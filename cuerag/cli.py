@@ -191,6 +191,10 @@ def query(
     knowledge_anchoring: Annotated[bool, typer.Option(help="Ablation switch.")] = True,
     spreading_activation: Annotated[bool, typer.Option(help="Ablation switch.")] = True,
     query_update: Annotated[bool, typer.Option(help="Ablation switch.")] = True,
+    query_titles: Annotated[bool, typer.Option(help="Chunks the question names by title are candidates.")] = True,
+    title_links: Annotated[
+        int | None, typer.Option("--title-links", help="Follow title links from this many top chunks (default 2).")
+    ] = None,
     llm_entities: Annotated[bool, typer.Option(help="The LLM reads the question's entities (else NER).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     trace: Annotated[bool, typer.Option(help="Show the Q-Iter trace.")] = True,
@@ -205,6 +209,8 @@ def query(
             knowledge_anchoring=knowledge_anchoring,
             spreading_activation=spreading_activation,
             query_update=query_update,
+            query_titles=query_titles,
+            title_links=title_links,
         )
         engine = _engine(ctx)
         result = engine.query(

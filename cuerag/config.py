@@ -156,3 +156,21 @@ class QIterParams(BaseModel):
         default=True,
         description="When the graph reaches fewer than N chunks, fill the rest with dense top chunks.",
     )
+    # The fields below go beyond the paper; each was measured better on both shared samples (README).
+    query_titles: bool = Field(
+        default=True,
+        description="Chunks whose title the query names become candidates with full path evidence (1.0).",
+    )
+    title_links: int = Field(
+        default=2,
+        ge=0,
+        le=20,
+        description="Follow title links from this many top chunks: chunks whose titles they name become "
+        "candidates, scored against the query enriched with the naming chunk (0: off).",
+    )
+    link_boost: float = Field(
+        default=0.1,
+        ge=0.0,
+        le=1.0,
+        description="A linked chunk's share of the naming chunk's score is (1 + link_boost) x path_weight.",
+    )

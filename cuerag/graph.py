@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
+from cuerag.links import TitleIndex
 from cuerag.store.base import StoredPoint, VectorStore
 from cuerag.text import titled
 
@@ -92,6 +94,11 @@ class Graph:
             "chunk_unit_edges": edges_cu,
             "unit_entity_edges": edges_ue,
         }
+
+    @cached_property
+    def title_index(self) -> TitleIndex:
+        """Chunk titles for following title links; built on first use, once per snapshot."""
+        return TitleIndex(self.chunk_titles)
 
     def chunk_full_text(self, c: int) -> str:
         return titled(self.chunk_titles[c], self.chunk_texts[c])

@@ -101,6 +101,7 @@ class QIterTrace(BaseModel):
     depths: list[DepthTrace]
     collected_units: int
     candidate_chunks: int
+    linked_chunks: int = 0  # of the candidates, those that came through a title link
 
 
 HitSource = Literal["graph", "dense", "bm25", "hybrid", "ketrag"]
@@ -114,6 +115,7 @@ class ChunkHit(BaseModel):
     score: float
     source: HitSource  # what found it
     unit_ids: list[str] = []  # collected units this chunk holds (why it came back)
+    linked_from: str | None = None  # the chunk whose text names this one's title (a title link)
 
 
 Method = Literal["qiter", "dense", "bm25", "hybrid", "ketrag"]
@@ -129,8 +131,10 @@ class RetrievalResult(BaseModel):
     elapsed_ms: float
 
 
-def chunk_hit(graph: Graph, c: int, score: float, source: HitSource, units: Sequence[int] = ()) -> ChunkHit:
-    """A retrieved chunk, with the collected units that brought it (if any)."""
+def chunk_hit(
+    graph: Graph, c: int, score: float, source: HitSource, units: Sequence[int] = (), linked_from: int | None = None
+) -> ChunkHit:
+    """A retrieved chunk, with the collected units or the title link that brought it (if any)."""
     return ChunkHit(
         chunk_id=graph.chunk_ids[c],
         doc_id=graph.chunk_docs[c],
@@ -139,7 +143,13 @@ def chunk_hit(graph: Graph, c: int, score: float, source: HitSource, units: Sequ
         score=round(float(score), 6),
         source=source,
         unit_ids=[graph.unit_ids[u] for u in units],
+        linked_from=None if linked_from is None else graph.chunk_ids[linked_from],
     )
+
+
+# The path evidence of a chunk the query names by its title: an exact link, the top of the scale of
+# both scorers (cosine, and a cross-encoder's sigmoid).
+_EXACT_LINK = 1.0
 
 
 # ---- Q-Iter state --------------------------------------------------------------------------------
@@ -337,7 +347,7 @@ class Retriever:
         mentions, anchors = self._anchor(query, qvec, params, entities)
         start = tuple(dict.fromkeys(self.graph.entity_pos[a.entity_id] for a in anchors))
         depths, collected = self._beam_search(query, qvec, start, params)
-        hits, candidates = self._final_rerank(query, qvec, collected, params)
+        hits, candidates, linked = self._final_rerank(query, qvec, collected, params)
         trace = QIterTrace(
             query_entities=mentions,
             entity_source="ner" if entities is None else "llm",
@@ -345,6 +355,7 @@ class Retriever:
             depths=depths,
             collected_units=len(collected),
             candidate_chunks=candidates,
+            linked_chunks=linked,
         )
         elapsed = (time.perf_counter() - started) * 1000
         return RetrievalResult(
@@ -414,9 +425,11 @@ class Retriever:
 
     def _final_rerank(
         self, query: str, qvec: np.ndarray, collected: dict[int, float], params: QIterParams
-    ) -> tuple[list[ChunkHit], int]:
-        """The chunks holding the collected units, reranked (with path evidence when
-        path_weight > 0), top N; dense hits fill up when the graph reached fewer."""
+    ) -> tuple[list[ChunkHit], int, int]:
+        """The chunks holding the collected units and those the query names by title, reranked
+        (with path evidence when path_weight > 0), then the chunks the best of them name by title;
+        top N. Dense hits fill
+        up when the graph reached fewer. Returns the hits and the candidate and linked counts."""
         g = self.graph
         chunk_units: dict[int, list[int]] = {}
         for unit in collected:
@@ -427,14 +440,55 @@ class Retriever:
         if params.path_weight > 0 and chunks:
             evidence = np.asarray([max(collected[u] for u in chunk_units[c]) for c in chunks], dtype=np.float32)
             chunk_scores = (1 - params.path_weight) * chunk_scores + params.path_weight * evidence
-        order = sorted(range(len(chunks)), key=lambda i: (-float(chunk_scores[i]), chunks[i]))[: params.top_n]
-        hits = [self._chunk_hit(chunks[i], float(chunk_scores[i]), "graph", chunk_units[chunks[i]]) for i in order]
+        scores = dict(zip(chunks, chunk_scores.tolist(), strict=True))
+        if params.query_titles:
+            self._add_query_titles(query, qvec, scores, params)
+        linked = self._follow_title_links(query, qvec, scores, params) if params.title_links else {}
+        scores.update((c, score) for c, (score, _) in linked.items())
+        order = sorted(scores, key=lambda c: (-scores[c], c))[: params.top_n]
+        hits = [
+            self._chunk_hit(c, scores[c], "graph", chunk_units.get(c, []), linked[c][1] if c in linked else None)
+            for c in order
+        ]
         if params.fill_with_dense and len(hits) < params.top_n:
             taken = {h.chunk_id for h in hits}
             for hit in self.dense(query, params.top_n + len(taken), vector=qvec).chunks:
                 if hit.chunk_id not in taken and len(hits) < params.top_n:
                     hits.append(hit)
-        return hits, len(chunks)
+        return hits, len(scores), len(linked)
+
+    def _add_query_titles(self, query: str, qvec: np.ndarray, scores: dict[int, float], params: QIterParams) -> None:
+        """Chunks whose title the query names join the candidates with full path evidence (1.0, the
+        score of an exact link): the query itself points at them."""
+        named = self.graph.title_index.named_in(query)
+        if not named:
+            return
+        own = self._scorer.score_chunks(query, qvec, named)
+        w = params.path_weight
+        scores.update((c, (1 - w) * score + w * _EXACT_LINK) for c, score in zip(named, own.tolist(), strict=True))
+
+    def _follow_title_links(
+        self, query: str, qvec: np.ndarray, scores: dict[int, float], params: QIterParams
+    ) -> dict[int, tuple[float, int]]:
+        """Chunks whose titles the top `title_links` candidates name, each scored as the second hop
+        of a chain: against the query plus the naming chunk (as multi-hop dense retrieval reads a
+        passage with the question), mixed with the naming chunk's score raised by `link_boost`.
+        Returns each linked chunk's best score and the chunk that named it."""
+        g = self.graph
+        w = params.path_weight
+        linked: dict[int, tuple[float, int]] = {}
+        for head in sorted(scores, key=lambda c: (-scores[c], c))[: params.title_links]:
+            named = [c for c in g.title_index.named_in(g.chunk_texts[head], exclude_titles_of=head) if c not in scores]
+            if not named:
+                continue
+            hop = qvec + g.chunk_vectors[head]
+            hop = hop / max(float(np.linalg.norm(hop)), 1e-12)
+            own = self._scorer.score_chunks(query, hop, named)
+            for c, score in zip(named, own.tolist(), strict=True):
+                total = (1 - w) * score + w * (1 + params.link_boost) * scores[head]
+                if c not in linked or total > linked[c][0]:
+                    linked[c] = (total, head)
+        return linked
 
     def _path_trace(self, path: _Path, score: float) -> PathTrace:
         g = self.graph
@@ -446,8 +500,10 @@ class Retriever:
             score=round(float(score), 6),
         )
 
-    def _chunk_hit(self, c: int, score: float, source: HitSource, units: Sequence[int]) -> ChunkHit:
-        return chunk_hit(self.graph, c, score, source, units)
+    def _chunk_hit(
+        self, c: int, score: float, source: HitSource, units: Sequence[int], linked_from: int | None = None
+    ) -> ChunkHit:
+        return chunk_hit(self.graph, c, score, source, units, linked_from)
 
     # -- dense baseline --
 

@@ -355,7 +355,20 @@ async def test_q_iter_parameters(session: Session) -> None:
         session.client, "q_iter", corpus=SAMPLE, query=TOY, spreading_activation=False, knowledge_anchoring=False
     )
     assert no_anchor["trace"]["anchors"] == [] and no_anchor["trace"]["depths"] == []
-    assert all(h["source"] == "dense" for h in no_anchor["chunks"])
+    # The question names two titles ("1979-80 European Cup", "FA Cup"): those chunks are still
+    # reached, the rest is dense fill.
+    reached = [(h["doc_id"], h["source"]) for h in no_anchor["chunks"] if h["source"] != "dense"]
+    assert reached == [("european-cup-1980", "graph"), ("fa-cup", "graph")]
+    no_graph = await call(
+        session.client,
+        "q_iter",
+        corpus=SAMPLE,
+        query=TOY,
+        spreading_activation=False,
+        knowledge_anchoring=False,
+        query_titles=False,
+    )
+    assert all(h["source"] == "dense" for h in no_graph["chunks"])
 
 
 @pytest.mark.parametrize(

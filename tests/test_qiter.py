@@ -113,7 +113,10 @@ def test_chunk_scores_mix_in_path_evidence(sample_engine: CueRag) -> None:
     paths = [p for d in result.trace.depths for p in d.paths]
     for hit in result.chunks:
         cosine = float(g.chunk_vectors[g.chunk_pos[hit.chunk_id]] @ q)
-        evidence = max(p.score for p in paths if set(p.unit_ids) & set(hit.unit_ids))
+        if hit.doc_id in ("fa-cup", "european-cup-1980"):  # the question names their titles: full evidence
+            evidence = 1.0
+        else:
+            evidence = max(p.score for p in paths if set(p.unit_ids) & set(hit.unit_ids))
         assert hit.score == pytest.approx(0.5 * cosine + 0.5 * evidence, abs=1e-4)
 
 
@@ -248,8 +251,17 @@ def test_without_knowledge_anchoring_no_unit_anchors(sample_engine: CueRag) -> N
     assert trace.depths
 
 
+def test_without_any_anchoring_only_the_titles_the_question_names_are_reached(sample_engine: CueRag) -> None:
+    result = qiter(sample_engine, knowledge_anchoring=False, spreading_activation=False, top_n=3)
+    trace = result.trace
+    assert trace is not None
+    assert (trace.anchors, trace.depths, trace.collected_units, trace.candidate_chunks) == ([], [], 0, 2)
+    assert [(h.doc_id, h.source) for h in result.chunks[:2]] == [("european-cup-1980", "graph"), ("fa-cup", "graph")]
+    assert result.chunks[2].source == "dense"
+
+
 def test_without_any_anchoring_there_is_no_walk(sample_engine: CueRag) -> None:
-    filled = qiter(sample_engine, knowledge_anchoring=False, spreading_activation=False)
+    filled = qiter(sample_engine, knowledge_anchoring=False, spreading_activation=False, query_titles=False)
     trace = filled.trace
     assert trace is not None
     assert (trace.anchors, trace.depths, trace.collected_units, trace.candidate_chunks) == ([], [], 0, 0)
@@ -257,7 +269,9 @@ def test_without_any_anchoring_there_is_no_walk(sample_engine: CueRag) -> None:
     assert [h.source for h in filled.chunks] == ["dense"] * 5
     assert [h.chunk_id for h in filled.chunks] == [h.chunk_id for h in dense.chunks]
 
-    empty = qiter(sample_engine, knowledge_anchoring=False, spreading_activation=False, fill_with_dense=False)
+    empty = qiter(
+        sample_engine, knowledge_anchoring=False, spreading_activation=False, query_titles=False, fill_with_dense=False
+    )
     assert empty.chunks == []
 
 
@@ -405,3 +419,54 @@ def test_empty_query(sample_engine: CueRag, question: str) -> None:
 def test_invalid_corpus_name(sample_engine: CueRag, name: str) -> None:
     with pytest.raises(InvalidNameError, match="invalid corpus name"):
         sample_engine.query(name, TOY)
+
+
+# ---- title links (beyond the paper; README "Deviations") ------------------------------------------
+
+MANAGER = "Where was the manager of Nottingham Forest born?"
+LOTHAIR = "Who was the brother of the wife of Lothair II?"
+
+
+def test_a_chunk_named_by_a_top_chunk_comes_in_through_its_title_link(sample_engine: CueRag) -> None:
+    retriever = sample_engine.retriever(SAMPLE)
+    g = retriever.graph
+    q = retriever.embed_query(MANAGER)
+    linked = qiter(sample_engine, MANAGER)
+    assert linked.trace is not None and linked.trace.linked_chunks == 1
+    by_doc = {h.doc_id: h for h in linked.chunks}
+    clough, town = by_doc["brian-clough"], by_doc["middlesbrough"]
+    # Brian Clough's chunk says he was "born in Middlesbrough": that chunk's title.
+    assert town.linked_from == clough.chunk_id and town.unit_ids == [] and town.source == "graph"
+    hop = q + g.chunk_vectors[g.chunk_pos[clough.chunk_id]]
+    hop = hop / np.linalg.norm(hop)
+    second_hop = float(g.chunk_vectors[g.chunk_pos[town.chunk_id]] @ hop)
+    assert town.score == pytest.approx(0.5 * second_hop + 0.5 * 1.1 * clough.score, abs=1e-4)
+    assert all(h.linked_from is None for h in linked.chunks if h.doc_id != "middlesbrough")
+
+    unlinked = qiter(sample_engine, MANAGER, title_links=0)
+    assert unlinked.trace is not None and unlinked.trace.linked_chunks == 0
+    assert all(h.linked_from is None for h in unlinked.chunks)
+    docs = [h.doc_id for h in unlinked.chunks]
+    assert docs.index("middlesbrough") > [h.doc_id for h in linked.chunks].index("middlesbrough")
+
+
+def test_a_chunk_the_question_names_by_title_gets_full_path_evidence(sample_engine: CueRag) -> None:
+    retriever = sample_engine.retriever(SAMPLE)
+    g = retriever.graph
+    for question in (LOTHAIR, LOTHAIR.lower()):  # a typed, all-lower-case question names it too
+        q = retriever.embed_query(question)
+        named = next(h for h in qiter(sample_engine, question).chunks if h.doc_id == "lothair-ii")
+        cosine = float(g.chunk_vectors[g.chunk_pos[named.chunk_id]] @ q)
+        assert named.score == pytest.approx(0.5 * cosine + 0.5 * 1.0, abs=1e-4)
+        plain = next(h for h in qiter(sample_engine, question, query_titles=False).chunks if h.doc_id == "lothair-ii")
+        assert plain.score < named.score
+
+
+def test_title_links_follow_the_paper_when_switched_off(sample_engine: CueRag) -> None:
+    paper = qiter(sample_engine, MANAGER, title_links=0, query_titles=False, path_weight=0.0)
+    retriever = sample_engine.retriever(SAMPLE)
+    q = retriever.embed_query(MANAGER)
+    g = retriever.graph
+    for hit in paper.chunks:
+        assert hit.linked_from is None
+        assert hit.score == pytest.approx(float(g.chunk_vectors[g.chunk_pos[hit.chunk_id]] @ q), abs=1e-5)

@@ -27,6 +27,12 @@ async def q_iter(
         bool, Field(description="Anchor on entity nodes linked to the query's entities.")
     ] = True,
     query_update: Annotated[bool, Field(description="Subtract chosen units' vectors from the path's query.")] = True,
+    query_titles: Annotated[
+        bool, Field(description="Chunks whose title the query names become candidates with full path evidence.")
+    ] = True,
+    title_links: Annotated[
+        int, Field(ge=0, le=20, description="Follow title links (titles a chunk names) from this many top chunks.")
+    ] = 2,
     llm_entities: Annotated[
         bool, Field(description="Have the server's LLM read the query's entities (NER otherwise); needs an LLM.")
     ] = False,
@@ -34,7 +40,8 @@ async def q_iter(
     """Multi-hop retrieval (CUE-RAG Q-Iter): anchors on the query's entities, walks entity → unit →
     entity for `depth` hops keeping the `beam` best paths, and returns the `top_n` chunks that hold
     the collected units. The trace lists, per hop, the kept paths (unit ids and texts, the entity
-    each step came through, scores): cite it to explain why a chunk came back. Use this first; use
+    each step came through, scores): cite it to explain why a chunk came back; a chunk with
+    `linked_from` came in because that chunk names its title. Use this first; use
     search_units / expand_entity to walk the graph yourself when the trace shows a missing hop."""
     params: QIterParams = make_params(
         k=k,
@@ -44,6 +51,8 @@ async def q_iter(
         knowledge_anchoring=knowledge_anchoring,
         spreading_activation=spreading_activation,
         query_update=query_update,
+        query_titles=query_titles,
+        title_links=title_links,
     )
     engine = state_of(ctx).engine
     return await run_engine(engine.query, corpus, query, params=params, method="qiter", llm_entities=llm_entities)

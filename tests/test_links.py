@@ -1,0 +1,67 @@
+"""Title links: which chunks a text names by title."""
+
+from __future__ import annotations
+
+from cuerag.links import TitleIndex, title_keys
+
+TITLES = [
+    "Maximum Overdrive",  # 0
+    "Brand (play)",  # 1
+    "Leland, North Carolina",  # 2
+    "Euro",  # 3
+    "Aschenbrödel",  # 4
+    "Lover Come Back (1961 film)",  # 5
+    "Nottingham Forest F.C.",  # 6
+    "Paris, Texas",  # 7
+    "Texas",  # 8
+    "Brand (play)",  # 9: a second chunk of the same document
+    "lower-case start",  # 10: not a name
+]
+
+
+def test_title_keys_drop_a_trailing_qualifier_and_skip_non_names() -> None:
+    assert title_keys("Lover Come Back (1961 film)") == {
+        ("Lover", "Come", "Back", "1961", "film"),
+        ("Lover", "Come", "Back"),
+    }
+    assert title_keys("lower-case start") == set()
+    assert title_keys("X") == set()
+    assert title_keys("") == set()
+
+
+def test_a_text_names_titles_in_order_of_first_mention() -> None:
+    index = TitleIndex(TITLES)
+    text = "The film Maximum Overdrive was shot in Leland, North Carolina in 1986; see Lover Come Back."
+    assert index.named_in(text) == [0, 2, 5]
+
+
+def test_matching_keeps_case_and_folds_accents() -> None:
+    index = TitleIndex(TITLES)
+    assert index.named_in("He sold the brand for euros.") == []
+    assert index.named_in("The ballet Aschenbrodel and a Brand of its own, paid in Euro.") == [4, 1, 9, 3]
+
+
+def test_a_one_word_title_does_not_count_at_the_start_of_a_sentence() -> None:
+    index = TitleIndex(TITLES)
+    assert index.named_in("Brand is a play. Euro coins exist.") == []
+    assert index.named_in("A play, Brand, and the Euro.") == [1, 9, 3]
+
+
+def test_titles_do_not_run_across_sentences_but_initials_do_not_end_one() -> None:
+    index = TitleIndex(TITLES)
+    assert index.named_in("He lived in Paris. Texas came later.") == []
+    assert index.named_in("He lived in Paris, Texas for years.") == [7, 8]
+    assert index.named_in("He joined Nottingham Forest F.C. Euro fans cheered.") == [6, 3]
+
+
+def test_a_lower_case_text_matches_titles_of_two_or_more_words_without_case() -> None:
+    index = TitleIndex(TITLES)
+    assert index.named_in("who directed maximum overdrive near brand and euro?") == [0]
+
+
+def test_a_chunks_own_title_is_not_a_link() -> None:
+    index = TitleIndex(TITLES)
+    # Chunk 1's text names its own title (shared with chunk 9, the same document) and one other.
+    assert index.named_in("Critics compared Brand with Maximum Overdrive.", exclude_titles_of=1) == [0]
+    assert index.named_in("Nothing here names a title.") == []
+    assert TitleIndex([]).named_in("Maximum Overdrive") == []
