@@ -73,9 +73,11 @@ class TitleIndex:
         self._longest = max((len(k) for k in self._cased), default=0)
         self._first_words = {k[0] for k in self._cased} | {k[0] for k in self._folded}
 
-    def named_in(self, text: str, *, exclude_titles_of: int | None = None) -> list[int]:
-        """Chunks whose title the text names, in order of first mention. A chunk's own title
-        (`exclude_titles_of`) does not count: the chunks that share it are left out."""
+    def named_in(self, text: str, *, exclude_titles_of: int | None = None, limit: int = 64) -> list[int]:
+        """Chunks whose title the text names, in order of first mention, at most `limit` (a title
+        shared by a long document's many chunks must not make every query rerank them all). A
+        chunk's own title (`exclude_titles_of`) does not count: the chunks that share it are left
+        out."""
         words, starts = _words(text)
         table = self._cased
         if text.islower():
@@ -91,6 +93,6 @@ class TitleIndex:
                 if key in table and not (n == 1 and i in starts):
                     found.update(dict.fromkeys(table[key]))
         if exclude_titles_of is None:
-            return list(found)
+            return list(found)[:limit]
         own = self._own[exclude_titles_of]
-        return [c for c in found if c != exclude_titles_of and not own & self._own[c]]
+        return [c for c in found if c != exclude_titles_of and not own & self._own[c]][:limit]

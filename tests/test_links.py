@@ -65,3 +65,9 @@ def test_a_chunks_own_title_is_not_a_link() -> None:
     assert index.named_in("Critics compared Brand with Maximum Overdrive.", exclude_titles_of=1) == [0]
     assert index.named_in("Nothing here names a title.") == []
     assert TitleIndex([]).named_in("Maximum Overdrive") == []
+
+
+def test_a_title_shared_by_many_chunks_is_capped() -> None:
+    index = TitleIndex(["Annual Report"] * 100 + ["Budget"])
+    assert index.named_in("See the Annual Report and the Budget.", limit=10) == list(range(10))
+    assert len(index.named_in("See the Annual Report.")) == 64
