@@ -159,14 +159,15 @@ class QIterParams(BaseModel):
     # The fields below go beyond the paper; each was measured better on both shared samples (README).
     query_titles: bool = Field(
         default=True,
-        description="Chunks whose title the query names become candidates with full path evidence (1.0).",
+        description="For each title the query names, its chunk closest to the query becomes a candidate with "
+        "full path evidence (1.0).",
     )
     title_links: int = Field(
         default=2,
         ge=0,
         le=20,
-        description="Follow title links from this many top chunks: chunks whose titles they name become "
-        "candidates, scored against the query enriched with the naming chunk (0: off).",
+        description="Follow title links from this many top chunks: for each title they name, its best chunk "
+        "becomes a candidate, scored against the query enriched with the naming chunk (0: off).",
     )
     link_boost: float = Field(
         default=0.1,

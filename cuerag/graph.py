@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property
 
 import numpy as np
 
@@ -76,11 +75,13 @@ class Graph:
     chunk_pos: dict[str, int] = field(init=False)
     unit_pos: dict[str, int] = field(init=False)
     entity_pos: dict[str, int] = field(init=False)
+    title_index: TitleIndex = field(init=False, compare=False, repr=False)  # for following title links
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "chunk_pos", _index(self.chunk_ids))
         object.__setattr__(self, "unit_pos", _index(self.unit_ids))
         object.__setattr__(self, "entity_pos", _index(self.entity_ids))
+        object.__setattr__(self, "title_index", TitleIndex(self.chunk_titles))
 
     @property
     def sizes(self) -> dict[str, int]:
@@ -94,11 +95,6 @@ class Graph:
             "chunk_unit_edges": edges_cu,
             "unit_entity_edges": edges_ue,
         }
-
-    @cached_property
-    def title_index(self) -> TitleIndex:
-        """Chunk titles for following title links; built on first use, once per snapshot."""
-        return TitleIndex(self.chunk_titles)
 
     def chunk_full_text(self, c: int) -> str:
         return titled(self.chunk_titles[c], self.chunk_texts[c])

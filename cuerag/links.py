@@ -45,44 +45,61 @@ def _words(text: str) -> tuple[Key, frozenset[int]]:
 def title_keys(title: str) -> set[Key]:
     """The ways a text may name a title: in full, and without a trailing qualifier in
     parentheses ("Lover Come Back (1961 film)" is written "Lover Come Back")."""
-    keys = {_words(title)[0], _words(_TRAILING_PARENS.sub("", title))[0]}
-    return {
-        k
-        for k in keys
-        if k
-        and len(k) <= _MAX_WORDS
-        and not k[0][0].islower()  # a name starts with a capital or a digit
-        and len("".join(k)) > 1
-    }
+    return {k for k in (_words(title)[0], _words(_TRAILING_PARENS.sub("", title))[0]) if _is_name(k)}
+
+
+def _is_name(key: Key) -> bool:
+    return (
+        bool(key)
+        and len(key) <= _MAX_WORDS
+        and not key[0][0].islower()  # a name starts with a capital or a digit
+        and len("".join(key)) > 1
+        and (len(key) > 1 or any(ch.isalpha() for ch in key[0]))  # "1986" alone is a year, not a name
+    )
+
+
+class _Carriers:
+    """The chunks a key names: those whose full title it is, and those whose title it is once
+    the qualifier is dropped. A mention names the first kind when there is one ("Charmed" is the
+    series' page, not "Charmed (season 1)")."""
+
+    def __init__(self) -> None:
+        self.exact: list[int] = []
+        self.qualified: list[int] = []
 
 
 class TitleIndex:
     """Chunk titles by key, for finding the chunks a text names."""
 
     def __init__(self, titles: Sequence[str]) -> None:
-        self._cased: dict[Key, list[int]] = {}
-        self._folded: dict[Key, list[int]] = {}
+        self._cased: dict[Key, _Carriers] = {}
+        self._folded: dict[Key, _Carriers] = {}
         self._own: list[set[Key]] = []
         for c, title in enumerate(titles):
             keys = title_keys(title)
             self._own.append(keys)
+            full = _words(title)[0]
             for key in keys:
-                self._cased.setdefault(key, []).append(c)
+                tables = [(self._cased, key)]
                 if len(key) > 1:
-                    self._folded.setdefault(tuple(w.casefold() for w in key), []).append(c)
+                    tables.append((self._folded, tuple(w.casefold() for w in key)))
+                for table, k in tables:
+                    carriers = table.setdefault(k, _Carriers())
+                    (carriers.exact if key == full else carriers.qualified).append(c)
         self._longest = max((len(k) for k in self._cased), default=0)
         self._first_words = {k[0] for k in self._cased} | {k[0] for k in self._folded}
 
-    def named_in(self, text: str, *, exclude_titles_of: int | None = None, limit: int = 64) -> list[int]:
-        """Chunks whose title the text names, in order of first mention, at most `limit` (a title
-        shared by a long document's many chunks must not make every query rerank them all). A
-        chunk's own title (`exclude_titles_of`) does not count: the chunks that share it are left
-        out."""
+    def named_in(self, text: str, *, exclude_titles_of: int | None = None, per_title: int = 64) -> list[list[int]]:
+        """The titles the text names, in order of first mention, each as the chunks that carry it
+        (at most `per_title`: a long document's many chunks share its title). A chunk's own title
+        (`exclude_titles_of`) does not count, nor do the other chunks that share it."""
         words, starts = _words(text)
         table = self._cased
         if text.islower():
             words, table = tuple(w.casefold() for w in words), self._folded
-        found: dict[int, None] = {}
+        own = self._own[exclude_titles_of] if exclude_titles_of is not None else set()
+        seen: set[Key] = set()
+        named: list[list[int]] = []
         for i, word in enumerate(words):
             if word not in self._first_words:
                 continue
@@ -90,9 +107,12 @@ class TitleIndex:
                 if n > 1 and i + n - 1 in starts:
                     break  # a title does not run across sentences
                 key = words[i : i + n]
-                if key in table and not (n == 1 and i in starts):
-                    found.update(dict.fromkeys(table[key]))
-        if exclude_titles_of is None:
-            return list(found)[:limit]
-        own = self._own[exclude_titles_of]
-        return [c for c in found if c != exclude_titles_of and not own & self._own[c]][:limit]
+                if key in seen or key not in table or (n == 1 and i in starts):
+                    continue
+                seen.add(key)
+                for kind in (table[key].exact, table[key].qualified):
+                    chunks = [c for c in kind if c != exclude_titles_of and not own & self._own[c]]
+                    if chunks:
+                        named.append(chunks[:per_title])
+                        break
+        return named

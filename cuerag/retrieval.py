@@ -8,7 +8,7 @@ step through the graph itself and reproduce what Q-Iter does.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -100,7 +100,8 @@ class QIterTrace(BaseModel):
     anchors: list[Anchor]
     depths: list[DepthTrace]
     collected_units: int
-    candidate_chunks: int
+    candidate_chunks: int  # all the final rerank scored: reached by the walk, named, linked
+    named_chunks: int = 0  # of the candidates, those the query names by title
     linked_chunks: int = 0  # of the candidates, those that came through a title link
 
 
@@ -116,6 +117,7 @@ class ChunkHit(BaseModel):
     source: HitSource  # what found it
     unit_ids: list[str] = []  # collected units this chunk holds (why it came back)
     linked_from: str | None = None  # the chunk whose text names this one's title (a title link)
+    named_in_query: bool = False  # the query names this chunk's title
 
 
 Method = Literal["qiter", "dense", "bm25", "hybrid", "ketrag"]
@@ -132,9 +134,15 @@ class RetrievalResult(BaseModel):
 
 
 def chunk_hit(
-    graph: Graph, c: int, score: float, source: HitSource, units: Sequence[int] = (), linked_from: int | None = None
+    graph: Graph,
+    c: int,
+    score: float,
+    source: HitSource,
+    units: Sequence[int] = (),
+    linked_from: int | None = None,
+    named_in_query: bool = False,
 ) -> ChunkHit:
-    """A retrieved chunk, with the collected units or the title link that brought it (if any)."""
+    """A retrieved chunk, with what brought it: collected units, a title link, the query's words."""
     return ChunkHit(
         chunk_id=graph.chunk_ids[c],
         doc_id=graph.chunk_docs[c],
@@ -144,12 +152,32 @@ def chunk_hit(
         source=source,
         unit_ids=[graph.unit_ids[u] for u in units],
         linked_from=None if linked_from is None else graph.chunk_ids[linked_from],
+        named_in_query=named_in_query,
     )
 
 
 # The path evidence of a chunk the query names by its title: an exact link, the top of the scale of
-# both scorers (cosine, and a cross-encoder's sigmoid).
+# both scorers (cosine, and a cross-encoder's sigmoid; a reranker giving raw logits can score a
+# path higher, which is why a named chunk keeps the better of the two scores).
 _EXACT_LINK = 1.0
+
+
+@dataclass(frozen=True)
+class QIterCounts:
+    candidates: int
+    named: int
+    linked: int
+
+
+def _scored(
+    score: Callable[[str, np.ndarray, Sequence[int]], np.ndarray],
+    query: str,
+    vector: np.ndarray,
+    groups: Sequence[Sequence[int]],
+) -> dict[int, float]:
+    """Each chunk of the groups scored once."""
+    chunks = list(dict.fromkeys(c for group in groups for c in group))
+    return dict(zip(chunks, score(query, vector, chunks).tolist(), strict=True))
 
 
 # ---- Q-Iter state --------------------------------------------------------------------------------
@@ -347,15 +375,16 @@ class Retriever:
         mentions, anchors = self._anchor(query, qvec, params, entities)
         start = tuple(dict.fromkeys(self.graph.entity_pos[a.entity_id] for a in anchors))
         depths, collected = self._beam_search(query, qvec, start, params)
-        hits, candidates, linked = self._final_rerank(query, qvec, collected, params)
+        hits, counts = self._final_rerank(query, qvec, collected, params)
         trace = QIterTrace(
             query_entities=mentions,
             entity_source="ner" if entities is None else "llm",
             anchors=anchors,
             depths=depths,
             collected_units=len(collected),
-            candidate_chunks=candidates,
-            linked_chunks=linked,
+            candidate_chunks=counts.candidates,
+            named_chunks=counts.named,
+            linked_chunks=counts.linked,
         )
         elapsed = (time.perf_counter() - started) * 1000
         return RetrievalResult(
@@ -425,11 +454,10 @@ class Retriever:
 
     def _final_rerank(
         self, query: str, qvec: np.ndarray, collected: dict[int, float], params: QIterParams
-    ) -> tuple[list[ChunkHit], int, int]:
+    ) -> tuple[list[ChunkHit], QIterCounts]:
         """The chunks holding the collected units and those the query names by title, reranked
         (with path evidence when path_weight > 0), then the chunks the best of them name by title;
-        top N. Dense hits fill
-        up when the graph reached fewer. Returns the hits and the candidate and linked counts."""
+        top N. Dense hits fill up when the graph reached fewer."""
         g = self.graph
         chunk_units: dict[int, list[int]] = {}
         for unit in collected:
@@ -441,13 +469,14 @@ class Retriever:
             evidence = np.asarray([max(collected[u] for u in chunk_units[c]) for c in chunks], dtype=np.float32)
             chunk_scores = (1 - params.path_weight) * chunk_scores + params.path_weight * evidence
         scores = dict(zip(chunks, chunk_scores.tolist(), strict=True))
-        if params.query_titles:
-            self._add_query_titles(query, qvec, scores, params)
+        named = self._add_query_titles(query, qvec, scores, params) if params.query_titles else set()
         linked = self._follow_title_links(query, qvec, scores, params) if params.title_links else {}
         scores.update((c, score) for c, (score, _) in linked.items())
         order = sorted(scores, key=lambda c: (-scores[c], c))[: params.top_n]
         hits = [
-            self._chunk_hit(c, scores[c], "graph", chunk_units.get(c, []), linked[c][1] if c in linked else None)
+            self._chunk_hit(
+                c, scores[c], "graph", chunk_units.get(c, []), linked[c][1] if c in linked else None, c in named
+            )
             for c in order
         ]
         if params.fill_with_dense and len(hits) < params.top_n:
@@ -455,37 +484,50 @@ class Retriever:
             for hit in self.dense(query, params.top_n + len(taken), vector=qvec).chunks:
                 if hit.chunk_id not in taken and len(hits) < params.top_n:
                     hits.append(hit)
-        return hits, len(scores), len(linked)
+        return hits, QIterCounts(candidates=len(scores), named=len(named), linked=len(linked))
 
-    def _add_query_titles(self, query: str, qvec: np.ndarray, scores: dict[int, float], params: QIterParams) -> None:
-        """Chunks whose title the query names join the candidates with full path evidence (1.0, the
-        score of an exact link): the query itself points at them."""
+    def _add_query_titles(
+        self, query: str, qvec: np.ndarray, scores: dict[int, float], params: QIterParams
+    ) -> set[int]:
+        """For each title the query names, its chunk closest to the query joins the candidates with
+        full path evidence (an exact link): the query itself points at that passage. Returns them."""
         named = self.graph.title_index.named_in(query)
         if not named:
-            return
-        own = self._scorer.score_chunks(query, qvec, named)
+            return set()
+        own = _scored(self._scorer.score_chunks, query, qvec, named)
         w = params.path_weight
-        scores.update((c, (1 - w) * score + w * _EXACT_LINK) for c, score in zip(named, own.tolist(), strict=True))
+        best: set[int] = set()
+        for chunks in named:
+            c = max(chunks, key=lambda c: (own[c], -c))
+            scores[c] = max(scores.get(c, float("-inf")), (1 - w) * own[c] + w * _EXACT_LINK)
+            best.add(c)
+        return best
 
     def _follow_title_links(
         self, query: str, qvec: np.ndarray, scores: dict[int, float], params: QIterParams
     ) -> dict[int, tuple[float, int]]:
-        """Chunks whose titles the top `title_links` candidates name, each scored as the second hop
-        of a chain: against the query plus the naming chunk (as multi-hop dense retrieval reads a
-        passage with the question), mixed with the naming chunk's score raised by `link_boost`.
-        Returns each linked chunk's best score and the chunk that named it."""
+        """For each title the top `title_links` candidates name (and no candidate carries yet), its
+        chunk that best fits the second hop of a chain: scored against the query plus the naming
+        chunk (as multi-hop dense retrieval reads a passage with the question; a text reranker reads
+        the query followed by the naming chunk's title), mixed with the naming chunk's score raised
+        by `link_boost`. Returns each linked chunk's best score and the chunk that named it."""
         g = self.graph
         w = params.path_weight
         linked: dict[int, tuple[float, int]] = {}
         for head in sorted(scores, key=lambda c: (-scores[c], c))[: params.title_links]:
-            named = [c for c in g.title_index.named_in(g.chunk_texts[head], exclude_titles_of=head) if c not in scores]
+            named = [
+                chunks
+                for chunks in g.title_index.named_in(g.chunk_texts[head], exclude_titles_of=head)
+                if not any(c in scores for c in chunks)
+            ]
             if not named:
                 continue
             hop = qvec + g.chunk_vectors[head]
             hop = hop / max(float(np.linalg.norm(hop)), 1e-12)
-            own = self._scorer.score_chunks(query, hop, named)
-            for c, score in zip(named, own.tolist(), strict=True):
-                total = (1 - w) * score + w * (1 + params.link_boost) * scores[head]
+            own = _scored(self._scorer.score_chunks, f"{query} {g.chunk_titles[head]}", hop, named)
+            for chunks in named:
+                c = max(chunks, key=lambda c: (own[c], -c))
+                total = (1 - w) * own[c] + w * (1 + params.link_boost) * scores[head]
                 if c not in linked or total > linked[c][0]:
                     linked[c] = (total, head)
         return linked
@@ -501,9 +543,15 @@ class Retriever:
         )
 
     def _chunk_hit(
-        self, c: int, score: float, source: HitSource, units: Sequence[int], linked_from: int | None = None
+        self,
+        c: int,
+        score: float,
+        source: HitSource,
+        units: Sequence[int],
+        linked_from: int | None = None,
+        named_in_query: bool = False,
     ) -> ChunkHit:
-        return chunk_hit(self.graph, c, score, source, units, linked_from)
+        return chunk_hit(self.graph, c, score, source, units, linked_from, named_in_query)
 
     # -- dense baseline --
 

@@ -111,12 +111,13 @@ def test_chunk_scores_mix_in_path_evidence(sample_engine: CueRag) -> None:
     q = retriever.embed_query(TOY)
     g = retriever.graph
     paths = [p for d in result.trace.depths for p in d.paths]
-    for hit in result.chunks:
+    # The question names two titles ("1979-80 European Cup", "FA Cup"): full evidence for those.
+    assert {h.doc_id for h in result.chunks if h.named_in_query} == {"fa-cup", "european-cup-1980"}
+    walked = [h for h in result.chunks if h.unit_ids and not h.named_in_query]
+    assert walked
+    for hit in walked:
         cosine = float(g.chunk_vectors[g.chunk_pos[hit.chunk_id]] @ q)
-        if hit.doc_id in ("fa-cup", "european-cup-1980"):  # the question names their titles: full evidence
-            evidence = 1.0
-        else:
-            evidence = max(p.score for p in paths if set(p.unit_ids) & set(hit.unit_ids))
+        evidence = max(p.score for p in paths if set(p.unit_ids) & set(hit.unit_ids))
         assert hit.score == pytest.approx(0.5 * cosine + 0.5 * evidence, abs=1e-4)
 
 
@@ -256,6 +257,8 @@ def test_without_any_anchoring_only_the_titles_the_question_names_are_reached(sa
     trace = result.trace
     assert trace is not None
     assert (trace.anchors, trace.depths, trace.collected_units, trace.candidate_chunks) == ([], [], 0, 2)
+    assert (trace.named_chunks, trace.linked_chunks) == (2, 0)
+    assert all(h.named_in_query for h in result.chunks[:2])
     assert [(h.doc_id, h.source) for h in result.chunks[:2]] == [("european-cup-1980", "graph"), ("fa-cup", "graph")]
     assert result.chunks[2].source == "dense"
 
@@ -456,17 +459,23 @@ def test_a_chunk_the_question_names_by_title_gets_full_path_evidence(sample_engi
     for question in (LOTHAIR, LOTHAIR.lower()):  # a typed, all-lower-case question names it too
         q = retriever.embed_query(question)
         named = next(h for h in qiter(sample_engine, question).chunks if h.doc_id == "lothair-ii")
+        assert named.named_in_query and named.linked_from is None
         cosine = float(g.chunk_vectors[g.chunk_pos[named.chunk_id]] @ q)
         assert named.score == pytest.approx(0.5 * cosine + 0.5 * 1.0, abs=1e-4)
         plain = next(h for h in qiter(sample_engine, question, query_titles=False).chunks if h.doc_id == "lothair-ii")
-        assert plain.score < named.score
+        assert plain.score < named.score and not plain.named_in_query
 
 
 def test_title_links_follow_the_paper_when_switched_off(sample_engine: CueRag) -> None:
-    paper = qiter(sample_engine, MANAGER, title_links=0, query_titles=False, path_weight=0.0)
+    # TOY names two titles; with both switches off nothing is named or linked, and the final
+    # scores are the paper's: each chunk's cosine with the question.
+    on = qiter(sample_engine, TOY, path_weight=0.0)
+    assert on.trace is not None and on.trace.named_chunks == 2
+    paper = qiter(sample_engine, TOY, title_links=0, query_titles=False, path_weight=0.0)
+    assert paper.trace is not None and (paper.trace.named_chunks, paper.trace.linked_chunks) == (0, 0)
     retriever = sample_engine.retriever(SAMPLE)
-    q = retriever.embed_query(MANAGER)
+    q = retriever.embed_query(TOY)
     g = retriever.graph
     for hit in paper.chunks:
-        assert hit.linked_from is None
+        assert hit.linked_from is None and not hit.named_in_query
         assert hit.score == pytest.approx(float(g.chunk_vectors[g.chunk_pos[hit.chunk_id]] @ q), abs=1e-5)

@@ -28,7 +28,7 @@ async def q_iter(
     ] = True,
     query_update: Annotated[bool, Field(description="Subtract chosen units' vectors from the path's query.")] = True,
     query_titles: Annotated[
-        bool, Field(description="Chunks whose title the query names become candidates with full path evidence.")
+        bool, Field(description="The chunk of each title the query names becomes a candidate with full evidence.")
     ] = True,
     title_links: Annotated[
         int, Field(ge=0, le=20, description="Follow title links (titles a chunk names) from this many top chunks.")
@@ -40,8 +40,9 @@ async def q_iter(
     """Multi-hop retrieval (CUE-RAG Q-Iter): anchors on the query's entities, walks entity → unit →
     entity for `depth` hops keeping the `beam` best paths, and returns the `top_n` chunks that hold
     the collected units. The trace lists, per hop, the kept paths (unit ids and texts, the entity
-    each step came through, scores): cite it to explain why a chunk came back; a chunk with
-    `linked_from` came in because that chunk names its title. Use this first; use
+    each step came through, scores): cite it to explain why a chunk came back. A chunk with
+    `named_in_query` is one whose title the query names; one with `linked_from` came in because
+    that chunk names its title. Use this first; use
     search_units / expand_entity to walk the graph yourself when the trace shows a missing hop."""
     params: QIterParams = make_params(
         k=k,
