@@ -11,14 +11,17 @@ _WS = re.compile(r"\s+")
 _LEADING_ARTICLE = re.compile(r"^(?:the|a|an)\s+")
 
 
+def fold_accents(text: str) -> str:
+    """The text with accents dropped: "Aschenbrödel" -> "Aschenbrodel"."""
+    return "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
+
+
 def normalize_entity(name: str) -> str:
     """The identity of an entity mention: case-folded, accents and punctuation dropped, a
     possessive 's and a leading article removed, so "Lothair II's" and "lothair ii" match and
     "The European Cup" matches "European Cup". Hyphens and dots become spaces ("1979-80" ->
     "1979 80"), so spelling variants of a range or an initialism meet too."""
-    text = unicodedata.normalize("NFKD", name)
-    text = "".join(ch for ch in text if not unicodedata.combining(ch))
-    text = _POSSESSIVE.sub("", text.casefold())
+    text = _POSSESSIVE.sub("", fold_accents(name).casefold())
     text = _NON_WORD.sub(" ", text)
     text = _WS.sub(" ", text).strip()
     return _LEADING_ARTICLE.sub("", text)

@@ -15,8 +15,9 @@ on titles of two or more words.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
+
+from cuerag.entities import fold_accents
 
 _TOKEN = re.compile(r"\w+|[.!?]")
 _SENTENCE_END = frozenset(".!?")
@@ -30,11 +31,9 @@ def _words(text: str) -> tuple[Key, frozenset[int]]:
     """The words of a text with accents folded ("Aschenbrödel" meets "Aschenbrodel"), and the
     positions of the words that start a sentence. A stop after a single letter is an initial
     ("F.C.", "J. R. R."), not a sentence end."""
-    folded = unicodedata.normalize("NFKD", text)
-    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
     words: list[str] = []
     starts = {0}
-    for token in _TOKEN.findall(folded):
+    for token in _TOKEN.findall(fold_accents(text)):
         if token not in _SENTENCE_END:
             words.append(token)
         elif words and len(words[-1]) > 1:
@@ -45,7 +44,13 @@ def _words(text: str) -> tuple[Key, frozenset[int]]:
 def title_keys(title: str) -> set[Key]:
     """The ways a text may name a title: in full, and without a trailing qualifier in
     parentheses ("Lover Come Back (1961 film)" is written "Lover Come Back")."""
-    return {k for k in (_words(title)[0], _words(_TRAILING_PARENS.sub("", title))[0]) if _is_name(k)}
+    return _title_forms(title)[1]
+
+
+def _title_forms(title: str) -> tuple[Key, set[Key]]:
+    """The title's own words, and its keys (see `title_keys`)."""
+    full = _words(title)[0]
+    return full, {k for k in (full, _words(_TRAILING_PARENS.sub("", title))[0]) if _is_name(k)}
 
 
 def _is_name(key: Key) -> bool:
@@ -76,9 +81,8 @@ class TitleIndex:
         self._folded: dict[Key, _Carriers] = {}
         self._own: list[set[Key]] = []
         for c, title in enumerate(titles):
-            keys = title_keys(title)
+            full, keys = _title_forms(title)
             self._own.append(keys)
-            full = _words(title)[0]
             for key in keys:
                 tables = [(self._cased, key)]
                 if len(key) > 1:
