@@ -167,7 +167,8 @@ class QIterParams(BaseModel):
         ge=0,
         le=20,
         description="Follow title links from this many top chunks: for each title they name, its best chunk "
-        "becomes a candidate, scored against the query enriched with the naming chunk (0: off).",
+        "becomes a candidate, scored against the query enriched with the naming chunk, or keeps its own score "
+        "if that is higher (0: off).",
     )
     link_boost: float = Field(
         default=0.1,

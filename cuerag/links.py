@@ -9,7 +9,10 @@ that passage directly.
 Matching keeps case, so a title that is also a common word ("Brand") links only where the text
 writes it as a name, and a one-word title does not count at the start of a sentence, where every
 word is capitalised. A text written all in lower case (a typed query) is matched without case,
-on titles of two or more words.
+on titles of two or more words. In other text, a title of two or more words written as a name
+("Reign of Terror", "Monster Trucks (film)": every word capitalised but the small ones) is matched
+without case too, since a writer who types "the reign of terror" still means the name; a title in
+sentence case ("Political party") is a common phrase and keeps its case.
 """
 
 from __future__ import annotations
@@ -23,6 +26,11 @@ _TOKEN = re.compile(r"\w+|[.!?]")
 _SENTENCE_END = frozenset(".!?")
 _TRAILING_PARENS = re.compile(r"\s*\([^()]*\)\s*$")
 _MAX_WORDS = 10  # longer titles are rare and would make every lookup slower
+# Words a name written in title case leaves in lower case ("Reign of Terror", "Ivan the Terrible").
+_SMALL_WORDS = frozenset(
+    {"a", "an", "and", "as", "at", "by", "de", "del", "der", "di", "du", "for", "from", "in", "la", "le"}
+    | {"of", "on", "or", "the", "to", "van", "von", "with", "y"}
+)
 
 Key = tuple[str, ...]
 
@@ -53,6 +61,11 @@ def _title_forms(title: str) -> tuple[Key, set[Key]]:
     return full, {k for k in (full, _words(_TRAILING_PARENS.sub("", title))[0]) if _is_name(k)}
 
 
+def _is_title_case(key: Key) -> bool:
+    """Every word capitalised (or a number) but the small ones: the title is written as a name."""
+    return all(not w[0].islower() or w in _SMALL_WORDS for w in key) and not key[0][0].islower()
+
+
 def _is_name(key: Key) -> bool:
     return (
         bool(key)
@@ -78,7 +91,8 @@ class TitleIndex:
 
     def __init__(self, titles: Sequence[str]) -> None:
         self._cased: dict[Key, _Carriers] = {}
-        self._folded: dict[Key, _Carriers] = {}
+        self._folded: dict[Key, _Carriers] = {}  # titles of two or more words, for lower-case text
+        self._names: dict[Key, _Carriers] = {}  # those written as names, for any text
         self._own: list[set[Key]] = []
         for c, title in enumerate(titles):
             full, keys = _title_forms(title)
@@ -86,37 +100,57 @@ class TitleIndex:
             for key in keys:
                 tables = [(self._cased, key)]
                 if len(key) > 1:
-                    tables.append((self._folded, tuple(w.casefold() for w in key)))
+                    folded = tuple(w.casefold() for w in key)
+                    tables.append((self._folded, folded))
+                    if _is_title_case(key):
+                        tables.append((self._names, folded))
                 for table, k in tables:
                     carriers = table.setdefault(k, _Carriers())
                     (carriers.exact if key == full else carriers.qualified).append(c)
         self._longest = max((len(k) for k in self._cased), default=0)
         self._first_words = {k[0] for k in self._cased} | {k[0] for k in self._folded}
 
-    def named_in(self, text: str, *, exclude_titles_of: int | None = None, per_title: int = 64) -> list[list[int]]:
+    def named_in(
+        self,
+        text: str,
+        *,
+        exclude_titles_of: int | None = None,
+        per_title: int = 64,
+    ) -> list[list[int]]:
         """The titles the text names, in order of first mention, each as the chunks that carry it
         (at most `per_title`: a long document's many chunks share its title). A chunk's own title
         (`exclude_titles_of`) does not count, nor do the other chunks that share it."""
         words, starts = _words(text)
-        table = self._cased
-        if text.islower():
-            words, table = tuple(w.casefold() for w in words), self._folded
+        folded = tuple(w.casefold() for w in words)
+        # The word sequences to look up and where, in order of preference.
+        lookups = [(folded, self._folded)] if text.islower() else [(words, self._cased), (folded, self._names)]
         own = self._own[exclude_titles_of] if exclude_titles_of is not None else set()
-        seen: set[Key] = set()
+        seen: set[int] = set()
         named: list[list[int]] = []
-        for i, word in enumerate(words):
-            if word not in self._first_words:
+        for i in range(len(words)):
+            if words[i] not in self._first_words and folded[i] not in self._first_words:
                 continue
             for n in range(1, min(self._longest, len(words) - i) + 1):
                 if n > 1 and i + n - 1 in starts:
                     break  # a title does not run across sentences
-                key = words[i : i + n]
-                if key in seen or key not in table or (n == 1 and i in starts):
+                if n == 1 and i in starts:
                     continue
-                seen.add(key)
-                for kind in (table[key].exact, table[key].qualified):
-                    chunks = [c for c in kind if c != exclude_titles_of and not own & self._own[c]]
-                    if chunks:
-                        named.append(chunks[:per_title])
-                        break
+                for seq, table in lookups:
+                    carriers = table.get(seq[i : i + n])
+                    if carriers is None:
+                        continue
+                    if id(carriers) not in seen:
+                        seen.add(id(carriers))
+                        chunks = self._carried(carriers, exclude_titles_of, own)
+                        if chunks and chunks[:per_title] not in named:
+                            named.append(chunks[:per_title])
+                    break
         return named
+
+    def _carried(self, carriers: _Carriers, exclude: int | None, own: set[Key]) -> list[int]:
+        """The chunks a matched key names, less the excluded chunk and those sharing its title."""
+        for kind in (carriers.exact, carriers.qualified):
+            chunks = [c for c in kind if c != exclude and not own & self._own[c]]
+            if chunks:
+                return chunks
+        return []

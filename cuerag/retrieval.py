@@ -102,7 +102,7 @@ class QIterTrace(BaseModel):
     collected_units: int
     candidate_chunks: int  # all the final rerank scored: reached by the walk, named, linked
     named_chunks: int = 0  # of the candidates, those the query names by title
-    linked_chunks: int = 0  # of the candidates, those that came through a title link
+    linked_chunks: int = 0  # of the candidates, those a title link brought in or raised
 
 
 HitSource = Literal["graph", "dense", "bm25", "hybrid", "ketrag"]
@@ -116,7 +116,7 @@ class ChunkHit(BaseModel):
     score: float
     source: HitSource  # what found it
     unit_ids: list[str] = []  # collected units this chunk holds (why it came back)
-    linked_from: str | None = None  # the chunk whose text names this one's title (a title link)
+    linked_from: str | None = None  # the chunk whose text names this one's title, when that link set the score
     named_in_query: bool = False  # the query names this chunk's title
 
 
@@ -506,20 +506,18 @@ class Retriever:
     def _follow_title_links(
         self, query: str, qvec: np.ndarray, scores: dict[int, float], params: QIterParams
     ) -> dict[int, tuple[float, int]]:
-        """For each title the top `title_links` candidates name (and no candidate carries yet), its
-        chunk that best fits the second hop of a chain: scored against the query plus the naming
-        chunk (as multi-hop dense retrieval reads a passage with the question; a text reranker reads
-        the query followed by the naming chunk's title), mixed with the naming chunk's score raised
-        by `link_boost`. Returns each linked chunk's best score and the chunk that named it."""
+        """For each title the top `title_links` candidates name, its chunk that best fits the second
+        hop of a chain: scored against the query plus the naming chunk (as multi-hop dense retrieval
+        reads a passage with the question; a text reranker reads the query followed by the naming
+        chunk's title), mixed with the naming chunk's score raised by `link_boost`. A chunk the graph
+        reached already is raised to its link score when that is higher: the beam may reach the
+        second passage through a weak path. Returns each linked chunk's best score and the chunk
+        that named it."""
         g = self.graph
         w = params.path_weight
         linked: dict[int, tuple[float, int]] = {}
         for head in sorted(scores, key=lambda c: (-scores[c], c))[: params.title_links]:
-            named = [
-                chunks
-                for chunks in g.title_index.named_in(g.chunk_texts[head], exclude_titles_of=head)
-                if not any(c in scores for c in chunks)
-            ]
+            named = g.title_index.named_in(g.chunk_texts[head], exclude_titles_of=head)
             if not named:
                 continue
             hop = qvec + g.chunk_vectors[head]
@@ -528,6 +526,8 @@ class Retriever:
             for chunks in named:
                 c = max(chunks, key=lambda c: (own[c], -c))
                 total = (1 - w) * own[c] + w * (1 + params.link_boost) * scores[head]
+                if total <= scores.get(c, float("-inf")):
+                    continue  # the chunk scores better as it is
                 if c not in linked or total > linked[c][0]:
                     linked[c] = (total, head)
         return linked

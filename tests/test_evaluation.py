@@ -229,8 +229,8 @@ def test_cli_index_query_delete_drop(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert "teutberga" in [c["doc_id"] for c in json.loads(found.stdout)["chunks"]]
     manager = ["query", "Where was the manager of Nottingham Forest born?", "--corpus", "s", "--json"]
     linked = json.loads(runner.invoke(app, manager).stdout)
-    assert [c["doc_id"] for c in linked["chunks"] if c["linked_from"]] == ["middlesbrough"]
-    assert linked["trace"]["linked_chunks"] == 1
+    assert [c["doc_id"] for c in linked["chunks"] if c["linked_from"]] == ["brian-clough", "middlesbrough"]
+    assert linked["trace"]["linked_chunks"] == 2
     plain = json.loads(runner.invoke(app, [*manager, "--title-links", "0", "--no-query-titles"]).stdout)
     assert all(c["linked_from"] is None for c in plain["chunks"]) and plain["trace"]["linked_chunks"] == 0
     deleted = runner.invoke(app, ["delete", "teutberga", "nope", "--corpus", "s"])

@@ -88,3 +88,14 @@ def test_a_title_shared_by_many_chunks_is_capped_per_title() -> None:
     index = TitleIndex(["Annual Report"] * 100 + ["Budget"])
     assert named(index, "See the Annual Report and the Budget.", per_title=10) == [list(range(10)), [100]]
     assert [len(g) for g in named(index, "See the Annual Report, twice: Annual Report.")] == [64]
+
+
+def test_a_title_written_as_a_name_is_matched_without_case_in_any_text() -> None:
+    index = TitleIndex(["Reign of Terror", "Monster Trucks (film)", "Political party", "Norris Mountain (Montana)"])
+    assert named(index, "Who ruled France during the reign of terror?") == [[0]]
+    assert named(index, "Where is Monster trucks set, near norris mountain?") == [[1], [3]]
+    # Written both ways, it is one title named once.
+    assert named(index, "The Reign of Terror, or the reign of terror.") == [[0]]
+    # A title in sentence case is a common phrase: it is matched only as written.
+    assert named(index, "Which political party won? The Political Party did.") == []
+    assert named(index, "He left the Political party.") == [[2]]

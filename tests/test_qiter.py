@@ -435,22 +435,52 @@ def test_a_chunk_named_by_a_top_chunk_comes_in_through_its_title_link(sample_eng
     g = retriever.graph
     q = retriever.embed_query(MANAGER)
     linked = qiter(sample_engine, MANAGER)
-    assert linked.trace is not None and linked.trace.linked_chunks == 1
+    assert linked.trace is not None and linked.trace.linked_chunks == 2
     by_doc = {h.doc_id: h for h in linked.chunks}
     clough, town = by_doc["brian-clough"], by_doc["middlesbrough"]
-    # Brian Clough's chunk says he was "born in Middlesbrough": that chunk's title.
+    # Brian Clough's chunk says he was "born in Middlesbrough": that chunk's title. The walk did
+    # not reach it, so it comes in through the link alone.
     assert town.linked_from == clough.chunk_id and town.unit_ids == [] and town.source == "graph"
     hop = q + g.chunk_vectors[g.chunk_pos[clough.chunk_id]]
     hop = hop / np.linalg.norm(hop)
     second_hop = float(g.chunk_vectors[g.chunk_pos[town.chunk_id]] @ hop)
-    assert town.score == pytest.approx(0.5 * second_hop + 0.5 * 1.1 * clough.score, abs=1e-4)
-    assert all(h.linked_from is None for h in linked.chunks if h.doc_id != "middlesbrough")
+    # Links are followed from the candidates as the walk and the query's titles scored them.
+    walked = {h.doc_id: h for h in qiter(sample_engine, MANAGER, title_links=0).chunks}
+    assert town.score == pytest.approx(0.5 * second_hop + 0.5 * 1.1 * walked["brian-clough"].score, abs=1e-4)
+    # The club's chunk names "Brian Clough", whom the walk reached too: see the next test.
+    assert clough.linked_from == by_doc["nottingham-forest-club"].chunk_id and clough.unit_ids
+    assert {h.doc_id for h in linked.chunks if h.linked_from} == {"middlesbrough", "brian-clough"}
 
     unlinked = qiter(sample_engine, MANAGER, title_links=0)
     assert unlinked.trace is not None and unlinked.trace.linked_chunks == 0
     assert all(h.linked_from is None for h in unlinked.chunks)
-    docs = [h.doc_id for h in unlinked.chunks]
-    assert docs.index("middlesbrough") > [h.doc_id for h in linked.chunks].index("middlesbrough")
+    assert [h.doc_id for h in unlinked.chunks] == list(walked)
+    assert list(walked).index("middlesbrough") > [h.doc_id for h in linked.chunks].index("middlesbrough")
+
+
+def test_a_link_raises_a_chunk_the_walk_reached_when_the_link_scores_higher(sample_engine: CueRag) -> None:
+    question = "Where was the person who shared the Nobel Prize with Marie Curie born?"
+    retriever = sample_engine.retriever(SAMPLE)
+    g = retriever.graph
+    q = retriever.embed_query(question)
+    linked = {h.doc_id: h for h in qiter(sample_engine, question, top_n=15).chunks}
+    walked = {h.doc_id: h for h in qiter(sample_engine, question, top_n=15, title_links=0).chunks}
+    curie, becquerel = linked["marie-curie"], linked["henri-becquerel"]
+    # The walk reached Becquerel's chunk (it holds collected units); Curie's chunk names him, and
+    # that link scores higher than the walk's path did.
+    assert becquerel.unit_ids == walked["henri-becquerel"].unit_ids != []
+    assert becquerel.linked_from == curie.chunk_id
+    hop = q + g.chunk_vectors[g.chunk_pos[curie.chunk_id]]
+    hop = hop / np.linalg.norm(hop)
+    second_hop = float(g.chunk_vectors[g.chunk_pos[becquerel.chunk_id]] @ hop)
+    assert becquerel.score == pytest.approx(0.5 * second_hop + 0.5 * 1.1 * curie.score, abs=1e-4)
+    assert becquerel.score > walked["henri-becquerel"].score
+    # Every other chunk keeps the score the walk gave it: a link never lowers one.
+    for doc, hit in linked.items():
+        if hit.linked_from is None and doc in walked:
+            assert hit.score == pytest.approx(walked[doc].score, abs=1e-6)
+        elif hit.linked_from is not None and doc in walked:
+            assert hit.score > walked[doc].score
 
 
 def test_a_chunk_the_question_names_by_title_gets_full_path_evidence(sample_engine: CueRag) -> None:

@@ -41,8 +41,8 @@ async def q_iter(
     entity for `depth` hops keeping the `beam` best paths, and returns the `top_n` chunks that hold
     the collected units. The trace lists, per hop, the kept paths (unit ids and texts, the entity
     each step came through, scores): cite it to explain why a chunk came back. A chunk with
-    `named_in_query` is one whose title the query names; one with `linked_from` came in because
-    that chunk names its title. Use this first; use
+    `named_in_query` is one whose title the query names; one with `linked_from` came in (or was
+    raised) because that chunk names its title. Use this first; use
     search_units / expand_entity to walk the graph yourself when the trace shows a missing hop."""
     params: QIterParams = make_params(
         k=k,
