@@ -9,10 +9,12 @@ that passage directly.
 Matching keeps case, so a title that is also a common word ("Brand") links only where the text
 writes it as a name, and a one-word title does not count at the start of a sentence, where every
 word is capitalised. A text written all in lower case (a typed query) is matched without case,
-on titles of two or more words. In other text, a title of two or more words written as a name
-("Reign of Terror", "Monster Trucks (film)": every word capitalised but the small ones) is matched
-without case too, since a writer who types "the reign of terror" still means the name; a title in
-sentence case ("Political party") is a common phrase and keeps its case.
+on titles of two or more words. A question (`loose_case`) is typed too: there a title written as
+a name ("Reign of Terror", "Monster Trucks (film)": every word capitalised but the small ones,
+two words or more besides those) is matched without case, since "during the reign of terror"
+still means the name. A title in sentence case ("Political party") is a common phrase, and one
+like "The Sun" is one word away from one: both keep their case. Passages are edited text that
+capitalises names, so they are matched as written.
 """
 
 from __future__ import annotations
@@ -28,9 +30,11 @@ _TRAILING_PARENS = re.compile(r"\s*\([^()]*\)\s*$")
 _MAX_WORDS = 10  # longer titles are rare and would make every lookup slower
 # Words a name written in title case leaves in lower case ("Reign of Terror", "Ivan the Terrible").
 _SMALL_WORDS = frozenset(
-    {"a", "an", "and", "as", "at", "by", "de", "del", "der", "di", "du", "for", "from", "in", "la", "le"}
-    | {"of", "on", "or", "the", "to", "van", "von", "with", "y"}
+    {"a", "al", "an", "and", "ap", "as", "at", "bin", "bint", "but", "by", "da", "das", "de", "dei", "del"}
+    | {"della", "der", "des", "di", "do", "dos", "du", "el", "for", "from", "ibn", "in", "into", "la", "le"}
+    | {"nor", "of", "on", "or", "over", "the", "to", "upon", "v", "van", "von", "vs", "with", "y", "yet"}
 )
+_FIRST_ALNUM = re.compile(r"\w")
 
 Key = tuple[str, ...]
 
@@ -61,9 +65,21 @@ def _title_forms(title: str) -> tuple[Key, set[Key]]:
     return full, {k for k in (full, _words(_TRAILING_PARENS.sub("", title))[0]) if _is_name(k)}
 
 
-def _is_title_case(key: Key) -> bool:
-    """Every word capitalised (or a number) but the small ones: the title is written as a name."""
-    return all(not w[0].islower() or w in _SMALL_WORDS for w in key) and not key[0][0].islower()
+def _written_as_name(title: str) -> bool:
+    """Every word of the title (split at spaces, so "Schindler's List" and "Chiang Kai-shek" are
+    two words each) capitalised or a number, but the small ones, and two words or more besides
+    those: "Reign of Terror" is a name, "Political party" and "The Sun" are too close to phrases."""
+    big = 0
+    for word in title.split():
+        first = _FIRST_ALNUM.search(word)
+        if first is None:
+            continue
+        if first.group().islower():
+            if word.strip("\"'(),.:;!?").casefold() not in _SMALL_WORDS:
+                return False
+        elif word.casefold() not in _SMALL_WORDS:
+            big += 1
+    return big >= 2
 
 
 def _is_name(key: Key) -> bool:
@@ -74,6 +90,10 @@ def _is_name(key: Key) -> bool:
         and len("".join(key)) > 1
         and (len(key) > 1 or any(ch.isalpha() for ch in key[0]))  # "1986" alone is a year, not a name
     )
+
+
+def _fold(key: Key) -> Key:
+    return tuple(w.casefold() for w in key)
 
 
 class _Carriers:
@@ -92,18 +112,18 @@ class TitleIndex:
     def __init__(self, titles: Sequence[str]) -> None:
         self._cased: dict[Key, _Carriers] = {}
         self._folded: dict[Key, _Carriers] = {}  # titles of two or more words, for lower-case text
-        self._names: dict[Key, _Carriers] = {}  # those written as names, for any text
-        self._own: list[set[Key]] = []
+        self._names: dict[Key, _Carriers] = {}  # those written as names, for questions
+        self._own: list[set[Key]] = []  # each chunk's keys without case, for leaving its title out
         for c, title in enumerate(titles):
             full, keys = _title_forms(title)
-            self._own.append(keys)
+            self._own.append({_fold(k) for k in keys})
+            name = _written_as_name(_TRAILING_PARENS.sub("", title))
             for key in keys:
                 tables = [(self._cased, key)]
                 if len(key) > 1:
-                    folded = tuple(w.casefold() for w in key)
-                    tables.append((self._folded, folded))
-                    if _is_title_case(key):
-                        tables.append((self._names, folded))
+                    tables.append((self._folded, _fold(key)))
+                    if name:
+                        tables.append((self._names, _fold(key)))
                 for table, k in tables:
                     carriers = table.setdefault(k, _Carriers())
                     (carriers.exact if key == full else carriers.qualified).append(c)
@@ -116,16 +136,22 @@ class TitleIndex:
         *,
         exclude_titles_of: int | None = None,
         per_title: int = 64,
+        loose_case: bool = False,
     ) -> list[list[int]]:
         """The titles the text names, in order of first mention, each as the chunks that carry it
         (at most `per_title`: a long document's many chunks share its title). A chunk's own title
-        (`exclude_titles_of`) does not count, nor do the other chunks that share it."""
+        (`exclude_titles_of`) does not count, nor do the other chunks that share it, whatever
+        their case. `loose_case`: the text is a typed question (see the module's notes)."""
         words, starts = _words(text)
-        folded = tuple(w.casefold() for w in words)
+        folded = _fold(words)
         # The word sequences to look up and where, in order of preference.
-        lookups = [(folded, self._folded)] if text.islower() else [(words, self._cased), (folded, self._names)]
+        if text.islower():
+            lookups = [(folded, self._folded)]
+        else:
+            lookups = [(words, self._cased), *([(folded, self._names)] if loose_case else [])]
         own = self._own[exclude_titles_of] if exclude_titles_of is not None else set()
         seen: set[int] = set()
+        groups: set[tuple[int, ...]] = set()
         named: list[list[int]] = []
         for i in range(len(words)):
             if words[i] not in self._first_words and folded[i] not in self._first_words:
@@ -141,9 +167,10 @@ class TitleIndex:
                         continue
                     if id(carriers) not in seen:
                         seen.add(id(carriers))
-                        chunks = self._carried(carriers, exclude_titles_of, own)
-                        if chunks and chunks[:per_title] not in named:
-                            named.append(chunks[:per_title])
+                        chunks = self._carried(carriers, exclude_titles_of, own)[:per_title]
+                        if chunks and tuple(chunks) not in groups:  # one title, written two ways
+                            groups.add(tuple(chunks))
+                            named.append(chunks)
                     break
         return named
 

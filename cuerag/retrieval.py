@@ -160,6 +160,10 @@ def chunk_hit(
 # both scorers (cosine, and a cross-encoder's sigmoid; a reranker giving raw logits can score a
 # path higher, which is why a named chunk keeps the better of the two scores).
 _EXACT_LINK = 1.0
+# Rounds of title links: a link that lifts a chunk into the top ones has that chunk's links followed
+# in turn, so a chain of passages (question -> A -> B -> C) is walked. Chains on the shared samples
+# need two rounds at most; the cap bounds the work on a corpus whose titles link densely.
+_MAX_LINK_ROUNDS = 4
 
 
 @dataclass(frozen=True)
@@ -471,7 +475,6 @@ class Retriever:
         scores = dict(zip(chunks, chunk_scores.tolist(), strict=True))
         named = self._add_query_titles(query, qvec, scores, params) if params.query_titles else set()
         linked = self._follow_title_links(query, qvec, scores, params) if params.title_links else {}
-        scores.update((c, score) for c, (score, _) in linked.items())
         order = sorted(scores, key=lambda c: (-scores[c], c))[: params.top_n]
         hits = [
             self._chunk_hit(
@@ -491,7 +494,7 @@ class Retriever:
     ) -> set[int]:
         """For each title the query names, its chunk closest to the query joins the candidates with
         full path evidence (an exact link): the query itself points at that passage. Returns them."""
-        named = self.graph.title_index.named_in(query)
+        named = self.graph.title_index.named_in(query, loose_case=True)
         if not named:
             return set()
         own = _scored(self._scorer.score_chunks, query, qvec, named)
@@ -506,17 +509,36 @@ class Retriever:
     def _follow_title_links(
         self, query: str, qvec: np.ndarray, scores: dict[int, float], params: QIterParams
     ) -> dict[int, tuple[float, int]]:
-        """For each title the top `title_links` candidates name, its chunk that best fits the second
-        hop of a chain: scored against the query plus the naming chunk (as multi-hop dense retrieval
-        reads a passage with the question; a text reranker reads the query followed by the naming
-        chunk's title), mixed with the naming chunk's score raised by `link_boost`. A chunk the graph
-        reached already is raised to its link score when that is higher: the beam may reach the
-        second passage through a weak path. Returns each linked chunk's best score and the chunk
-        that named it."""
+        """Title links from the top `title_links` candidates (see `_links_from`). When the links lift
+        a chunk into the top ones, its links are followed in turn, until the top ones have all been
+        followed (at most `_MAX_LINK_ROUNDS` rounds). Raises `scores` in place; returns each linked
+        chunk's score and the chunk that named it."""
+        linked: dict[int, tuple[float, int]] = {}
+        followed: set[int] = set()
+        for _ in range(_MAX_LINK_ROUNDS):
+            top = sorted(scores, key=lambda c: (-scores[c], c))[: params.title_links]
+            heads = [c for c in top if c not in followed]
+            if not heads:
+                break
+            followed.update(heads)
+            for c, (score, head) in self._links_from(heads, query, qvec, scores, params).items():
+                linked[c] = (score, head)
+                scores[c] = score
+        return linked
+
+    def _links_from(
+        self, heads: Sequence[int], query: str, qvec: np.ndarray, scores: dict[int, float], params: QIterParams
+    ) -> dict[int, tuple[float, int]]:
+        """For each title the heads name, its chunk that best fits the next hop of a chain: scored
+        against the query plus the naming chunk (as multi-hop dense retrieval reads a passage with
+        the question; a text reranker reads the query followed by the naming chunk's title), mixed
+        with the naming chunk's score raised by `link_boost`. A chunk that is a candidate already
+        takes its link score only when that is higher: the beam may reach the next passage through
+        a weak path. Returns each such chunk's best link score and the head that named it."""
         g = self.graph
         w = params.path_weight
         linked: dict[int, tuple[float, int]] = {}
-        for head in sorted(scores, key=lambda c: (-scores[c], c))[: params.title_links]:
+        for head in heads:
             named = g.title_index.named_in(g.chunk_texts[head], exclude_titles_of=head)
             if not named:
                 continue
@@ -524,6 +546,9 @@ class Retriever:
             hop = hop / max(float(np.linalg.norm(hop)), 1e-12)
             own = _scored(self._scorer.score_chunks, f"{query} {g.chunk_titles[head]}", hop, named)
             for chunks in named:
+                # The title's chunk that fits the hop best, even when another chunk of it is a
+                # candidate already: passages that share a title hold different facts (MuSiQue's
+                # "Caribbean Community" has one on its history and one with the join dates).
                 c = max(chunks, key=lambda c: (own[c], -c))
                 total = (1 - w) * own[c] + w * (1 + params.link_boost) * scores[head]
                 if total <= scores.get(c, float("-inf")):

@@ -22,7 +22,7 @@ TITLES = [
 ]
 
 
-def named(index: TitleIndex, text: str, **kwargs: int) -> list[list[int]]:
+def named(index: TitleIndex, text: str, **kwargs: int | bool) -> list[list[int]]:
     return index.named_in(text, **kwargs)
 
 
@@ -90,12 +90,39 @@ def test_a_title_shared_by_many_chunks_is_capped_per_title() -> None:
     assert [len(g) for g in named(index, "See the Annual Report, twice: Annual Report.")] == [64]
 
 
-def test_a_title_written_as_a_name_is_matched_without_case_in_any_text() -> None:
-    index = TitleIndex(["Reign of Terror", "Monster Trucks (film)", "Political party", "Norris Mountain (Montana)"])
-    assert named(index, "Who ruled France during the reign of terror?") == [[0]]
-    assert named(index, "Where is Monster trucks set, near norris mountain?") == [[1], [3]]
+def test_a_question_matches_a_title_written_as_a_name_without_case() -> None:
+    index = TitleIndex(
+        [
+            "Reign of Terror",  # 0
+            "Monster Trucks (film)",  # 1
+            "Political party",  # 2: sentence case, a common phrase
+            "Norris Mountain (Montana)",  # 3
+            "The Sun (United Kingdom)",  # 4: one word besides "The"
+            "Schindler's List",  # 5
+            "Chiang Kai-shek",  # 6
+        ]
+    )
+    assert named(index, "Who ruled France during the reign of terror?", loose_case=True) == [[0]]
+    assert named(index, "Where is Monster trucks set, near norris mountain?", loose_case=True) == [[1], [3]]
+    assert named(index, "Who directed schindler's list, and where was chiang kai-shek born?", loose_case=True) == [
+        [5],
+        [6],
+    ]
     # Written both ways, it is one title named once.
-    assert named(index, "The Reign of Terror, or the reign of terror.") == [[0]]
-    # A title in sentence case is a common phrase: it is matched only as written.
-    assert named(index, "Which political party won? The Political Party did.") == []
-    assert named(index, "He left the Political party.") == [[2]]
+    assert named(index, "The Reign of Terror, or the reign of terror?", loose_case=True) == [[0]]
+    # A title in sentence case, or one word beside "The", is matched only as written.
+    assert named(index, "Which political party won? The Political Party did.", loose_case=True) == []
+    assert named(index, "He left the Political party.", loose_case=True) == [[2]]
+    assert named(index, "How far is the sun? The Sun says.", loose_case=True) == [[4]]
+    # Passages are edited text: without `loose_case` only what is written counts.
+    assert named(index, "He wrote on the reign of terror and the Reign of Terror.") == [[0]]
+    assert named(index, "He wrote on the reign of terror.") == []
+
+
+def test_a_chunks_own_title_is_left_out_whatever_its_case() -> None:
+    index = TitleIndex(["Flute sonata", "Flute Sonata (Prokofiev)", "Reign of Terror", "Reign of Terror"])
+    # The generic page's text names the Prokofiev sonata's key only in another case.
+    assert named(index, "A Flute Sonata is a sonata for flute.", exclude_titles_of=0) == []
+    assert named(index, "A Flute Sonata is a sonata for flute.") == [[1]]
+    assert named(index, "Of the reign of terror's two pages.", exclude_titles_of=2, loose_case=True) == []
+    assert named(index, "Of the reign of terror's two pages.", loose_case=True, per_title=1) == [[2]]

@@ -473,7 +473,7 @@ def test_a_link_raises_a_chunk_the_walk_reached_when_the_link_scores_higher(samp
     hop = q + g.chunk_vectors[g.chunk_pos[curie.chunk_id]]
     hop = hop / np.linalg.norm(hop)
     second_hop = float(g.chunk_vectors[g.chunk_pos[becquerel.chunk_id]] @ hop)
-    assert becquerel.score == pytest.approx(0.5 * second_hop + 0.5 * 1.1 * curie.score, abs=1e-4)
+    assert becquerel.score == pytest.approx(0.5 * second_hop + 0.5 * 1.1 * walked["marie-curie"].score, abs=1e-4)
     assert becquerel.score > walked["henri-becquerel"].score
     # Every other chunk keeps the score the walk gave it: a link never lowers one.
     for doc, hit in linked.items():
@@ -481,6 +481,29 @@ def test_a_link_raises_a_chunk_the_walk_reached_when_the_link_scores_higher(samp
             assert hit.score == pytest.approx(walked[doc].score, abs=1e-6)
         elif hit.linked_from is not None and doc in walked:
             assert hit.score > walked[doc].score
+
+
+def test_links_are_followed_again_from_a_chunk_a_link_lifted_into_the_top(sample_engine: CueRag) -> None:
+    # A chain of three passages: the club's chunk names its manager, whose chunk names his town.
+    question = "What industry grew in the birthplace of the manager who won the European Cup with Nottingham Forest?"
+    retriever = sample_engine.retriever(SAMPLE)
+    g = retriever.graph
+    q = retriever.embed_query(question)
+    result = qiter(sample_engine, question)
+    by_doc = {h.doc_id: h for h in result.chunks}
+    club, clough, town = by_doc["nottingham-forest-club"], by_doc["brian-clough"], by_doc["middlesbrough"]
+    walked = {h.doc_id: h for h in qiter(sample_engine, question, title_links=0, top_n=10).chunks}
+    # The walk put the manager's chunk below the top two; the club's link lifted it to the top...
+    assert list(walked).index("brian-clough") >= 2
+    assert clough.linked_from == club.chunk_id and clough.score > walked["brian-clough"].score
+    assert [h.doc_id for h in result.chunks[:2]] == ["brian-clough", "nottingham-forest-club"]
+    # ... so its own link was followed in a second round, scored from its lifted score.
+    assert town.linked_from == clough.chunk_id
+    hop = q + g.chunk_vectors[g.chunk_pos[clough.chunk_id]]
+    hop = hop / np.linalg.norm(hop)
+    second_hop = float(g.chunk_vectors[g.chunk_pos[town.chunk_id]] @ hop)
+    assert town.score == pytest.approx(0.5 * second_hop + 0.5 * 1.1 * clough.score, abs=1e-4)
+    assert town.score > walked["middlesbrough"].score
 
 
 def test_a_chunk_the_question_names_by_title_gets_full_path_evidence(sample_engine: CueRag) -> None:
