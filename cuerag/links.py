@@ -74,11 +74,10 @@ def _written_as_name(title: str) -> bool:
         first = _FIRST_ALNUM.search(word)
         if first is None:
             continue
-        if first.group().islower():
-            if word.strip("\"'(),.:;!?").casefold() not in _SMALL_WORDS:
-                return False
-        elif word.casefold() not in _SMALL_WORDS:
-            big += 1
+        small = word.strip("\"'(),.:;!?").casefold() in _SMALL_WORDS
+        if first.group().islower() and not small:
+            return False
+        big += not small
     return big >= 2
 
 
