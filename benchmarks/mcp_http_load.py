@@ -99,7 +99,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=100)
     args = parser.parse_args()
 
-    from cuerag.documents import load_paths
+    from cuerag.sync import load_paths
 
     titles = [d.title for d in load_paths([args.titles_from]) if d.title]
     token = secrets.token_hex(16)

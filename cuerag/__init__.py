@@ -2,7 +2,7 @@
 
 from cuerag.answering import AnswerResult
 from cuerag.config import QIterParams, Settings
-from cuerag.documents import Document, load_paths, make_document
+from cuerag.documents import Document, make_document
 from cuerag.engine import CorpusInfo, CueRag, make_params
 from cuerag.errors import (
     CorpusNotFoundError,
@@ -14,9 +14,11 @@ from cuerag.errors import (
     ParameterError,
     StoreError,
 )
+from cuerag.folders import FileOutcome, WalkRules
 from cuerag.index import IndexReport
 from cuerag.llm import LLMUsage
 from cuerag.retrieval import ChunkHit, RetrievalResult
+from cuerag.sync import load_paths
 
 __all__ = [
     "AnswerResult",
@@ -26,6 +28,7 @@ __all__ = [
     "CueRag",
     "CueRagError",
     "Document",
+    "FileOutcome",
     "IndexReport",
     "InputError",
     "InvalidNameError",
@@ -37,6 +40,7 @@ __all__ = [
     "RetrievalResult",
     "Settings",
     "StoreError",
+    "WalkRules",
     "load_paths",
     "make_document",
     "make_params",

@@ -14,10 +14,10 @@ import numpy as np
 from pydantic import BaseModel
 
 from cuerag.config import QIterParams, Settings
-from cuerag.documents import load_paths
 from cuerag.engine import CueRag
 from cuerag.graph import KINDS, collection_name
 from cuerag.index import Progress
+from cuerag.sync import load_paths
 
 DEFAULT_BENCH_CORPUS = Path("../shared/data/2wikimultihopqa/2wikimultihopqa_corpus.json")
 

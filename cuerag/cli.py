@@ -1,10 +1,11 @@
-"""The `cuerag` command line: index, query, corpora, stats, demo, eval and bench.
+"""The `cuerag` command line: index, watch, query, corpora, stats, demo, eval and bench.
 
 Results go to stdout (plain or `--json`); progress bars and logs go to stderr.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -22,6 +23,8 @@ from rich.table import Table
 from cuerag.config import QIterParams, Settings
 from cuerag.engine import CueRag, make_params, validate_corpus_name
 from cuerag.errors import CueRagError
+from cuerag.folders import WalkRules
+from cuerag.index import IndexReport
 from cuerag.retrieval import METHODS, RetrievalResult
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="CUE-RAG multi-hop retrieval.")
@@ -120,6 +123,9 @@ def _fail(exc: CueRagError) -> typer.Exit:
     return typer.Exit(1)
 
 
+_Globs = Annotated[list[str] | None, typer.Option(help="Glob (gitignore syntax, relative to the folder); repeatable.")]
+
+
 @app.command()
 def index(
     ctx: typer.Context,
@@ -132,27 +138,56 @@ def index(
     selection: Annotated[
         str | None, typer.Option(help="Chunk value for the knapsack: bleu, cosine or random [env CUERAG_SELECTION].")
     ] = None,
+    sync: Annotated[
+        bool, typer.Option("--sync", help="Also delete the documents of files gone from the folders given.")
+    ] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Stop at the first file that cannot be read, writing nothing.")
+    ] = False,
+    include: _Globs = None,
+    exclude: _Globs = None,
+    hidden: Annotated[bool, typer.Option("--hidden", help="Walk dot-files and dot-folders too.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """Index documents into a corpus. With --alpha above 0, an LLM writes the units of the chunks
-    a knapsack selects (CUE-RAG's hybrid extraction); the rest are split into sentences."""
+    """Index documents into a corpus. A file's id is its path under the folder given (its own
+    folder for a file), so an edited file replaces its earlier version and an unchanged one is
+    skipped. A file that cannot be read is reported and the rest indexed (--strict: stop, write
+    nothing). With --alpha above 0, an LLM writes the units of the chunks a knapsack selects
+    (CUE-RAG's hybrid extraction); the rest are split into sentences."""
     try:
         validate_corpus_name(corpus)  # before the models load: a typo costs no wait
     except CueRagError as exc:
         raise _fail(exc) from exc
     _override(ctx, alpha=alpha, selection=selection)
+    rules = WalkRules(include=tuple(include or ()), exclude=tuple(exclude or ()), hidden=hidden)
     engine = _engine(ctx)
     try:
         with _progress() as progress:
-            report = engine.index_paths(corpus, paths, progress=_Bars(progress))
+            report = engine.index_paths(corpus, paths, sync=sync, strict=strict, rules=rules, progress=_Bars(progress))
     except CueRagError as exc:
         raise _fail(exc) from exc
     if as_json:
         out.print_json(report.model_dump_json())
         return
+    print_report(report)
+
+
+def print_report(report: IndexReport) -> None:
+    """An index report for a person: one line per file that changed or failed, then the counts."""
+    for label, files in (("added", report.added), ("changed", report.changed), ("removed", report.removed)):
+        for f in files:
+            out.print(f"{label:>8} {_shown(f.path)}")
+    for f in report.failed:
+        out.print(f"[red]  failed[/red] {_shown(f.path)}: {_shown(f.reason)}")
+    if any((report.added, report.changed, report.removed, report.skipped, report.failed)):
+        out.print(
+            f"files: {len(report.added)} added, {len(report.changed)} changed, {len(report.removed)} removed, "
+            f"{len(report.skipped)} unchanged, {len(report.failed)} failed"
+        )
     out.print(
-        f"corpus [bold]{corpus}[/bold]: {report.documents_added} documents added, "
-        f"{report.documents_unchanged} unchanged, {report.documents_replaced} replaced; "
+        f"corpus [bold]{report.corpus}[/bold]: {report.documents_added} documents added, "
+        f"{report.documents_unchanged} unchanged, {report.documents_replaced} replaced, "
+        f"{report.documents_removed} removed; "
         f"{report.chunks_added} chunks, {report.units_added} units, {report.entities_added} entities added "
         f"in {report.elapsed_seconds:.1f}s"
     )
@@ -164,6 +199,33 @@ def index(
             f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens"
         )
     out.print("totals: " + ", ".join(f"{k} {v}" for k, v in report.totals.items()))
+
+
+@app.command()
+def watch(
+    ctx: typer.Context,
+    folder: Annotated[Path, typer.Argument(help="The folder to keep in sync.", file_okay=False, exists=True)],
+    corpus: Annotated[str, typer.Option("--corpus", "-c", help="Corpus to keep in sync (created if new).")],
+    include: _Globs = None,
+    exclude: _Globs = None,
+    hidden: Annotated[bool, typer.Option("--hidden", help="Walk dot-files and dot-folders too.")] = False,
+    debounce_ms: Annotated[int, typer.Option(help="Quiet time that ends a burst of changes.", min=50)] = 500,
+) -> None:
+    """Keep a corpus in sync with a folder while this runs: a sync now, then one after every burst
+    of changes (as `index --sync`). Ctrl-C stops it; the corpus is left as the last sync made it."""
+    from cuerag.watch import watch_folder
+
+    try:
+        validate_corpus_name(corpus)
+    except CueRagError as exc:
+        raise _fail(exc) from exc
+    rules = WalkRules(include=tuple(include or ()), exclude=tuple(exclude or ()), hidden=hidden)
+    engine = _engine(ctx)
+    err.print(f"watching {_shown(str(folder))} for corpus {corpus} (Ctrl-C stops)")
+    # A sync cut short by Ctrl-C is safe to cut: the next run finishes it (see cuerag.index).
+    with contextlib.suppress(KeyboardInterrupt):
+        watch_folder(engine, corpus, folder, rules=rules, on_report=print_report, debounce_ms=debounce_ms)
+    err.print("stopped")
 
 
 def _override(ctx: typer.Context, **values: object) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,12 @@ class Document(BaseModel):
     id: str = Field(min_length=1, max_length=256)
     title: str = ""
     text: str
+    # Where a document read from a file came from (None for inline documents): its path relative
+    # to the indexed root (POSIX separators), the root as an absolute path, and the sha256 of the
+    # file's bytes, which decides whether the file changed (cuerag.sync).
+    source: str | None = None
+    root: str | None = None
+    file_hash: str | None = None
 
 
 def content_id(title: str, text: str) -> str:
@@ -157,40 +163,6 @@ def load_file(path: Path) -> list[Document]:
     if not docs:
         raise InputError(f"no documents found in {path}")
     return docs
-
-
-def _files_under(path: Path) -> list[Path]:
-    files = sorted(
-        p
-        for p in path.rglob("*")
-        if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES | JSON_SUFFIXES and not p.name.startswith(".")
-    )
-    if not files:
-        suffixes = ", ".join(sorted(TEXT_SUFFIXES | JSON_SUFFIXES))
-        raise InputError(f"no indexable files ({suffixes}) under {path}")
-    return files
-
-
-def load_paths(paths: Sequence[str | Path], *, check: Callable[[Path], object] | None = None) -> list[Document]:
-    """Every document under the given files and folders. All are read and validated before any
-    is returned, so a bad file stops the run before anything is written. `check`, when given, is
-    called on every file before it is read (and raises to refuse it): a folder may hold symlinks
-    to files elsewhere."""
-    if not paths:
-        raise InputError("no paths given")
-    docs: list[Document] = []
-    for raw in paths:
-        if "\x00" in str(raw):  # os calls raise a bare ValueError on it
-            raise InputError(f"path {str(raw)!r} holds a NUL character")
-        path = Path(raw).expanduser()
-        if not path.exists():
-            raise InputError(f"path not found: {path}")
-        files = _files_under(path) if path.is_dir() else [path]
-        for file in files:
-            if check is not None:
-                check(file)
-            docs.extend(load_file(file))
-    return dedupe_documents(docs)
 
 
 def dedupe_documents(docs: Iterable[Document]) -> list[Document]:

@@ -23,8 +23,9 @@ from pydantic import BaseModel, ValidationError
 from cuerag.answering import AnswerResult, generate_answer, llm_query_entities
 from cuerag.baselines import BM25Retriever, KeywordIndex, as_result, rrf
 from cuerag.config import QIterParams, Settings
-from cuerag.documents import Document, check_documents, dedupe_documents, load_paths
-from cuerag.errors import CorpusNotFoundError, CueRagError, InvalidNameError, ParameterError, StoreError
+from cuerag.documents import Document, check_documents, dedupe_documents
+from cuerag.errors import CorpusNotFoundError, CueRagError, InputError, InvalidNameError, ParameterError, StoreError
+from cuerag.folders import FileCheck, WalkRules, walk_paths
 from cuerag.graph import KINDS, Graph, collection_name, corpus_of_collection, load_graph, updated_graph
 from cuerag.index import Indexer, IndexReport, Progress
 from cuerag.llm import LLM, LLMUsage, make_llm, require_llm
@@ -32,6 +33,7 @@ from cuerag.models import Models, load_models
 from cuerag.retrieval import METHODS, Method, RetrievalResult, Retriever
 from cuerag.scoring import make_scorer
 from cuerag.store import VectorStore, open_store
+from cuerag.sync import no_files_error, plan_sync
 from cuerag.text import TextTools
 
 log = logging.getLogger(__name__)
@@ -181,41 +183,44 @@ class CueRag:
         if self.settings.alpha > 0:
             require_llm(self.llm, f"alpha={self.settings.alpha}")  # before anything is created
         with self._writer(corpus):
-            dim = self.models.embedder.dim
-            created = not self.store.has_collection(collection_name(corpus, "chunks"))
-            for kind in KINDS:
-                self.store.create_collection(collection_name(corpus, kind), dim)
-            graph = self.graph(corpus)
-            indexer = Indexer(
-                settings=self.settings, models=self.models, text=self.text, store=self.store, llm=self.llm
-            )
-            try:
-                report, written = indexer.run(corpus, docs, graph, progress=progress)
-            except BaseException:
-                # A new corpus whose first run failed before any chunk landed is not left behind
-                # as an empty corpus. Otherwise the snapshot is dropped: the next use rebuilds it
-                # from the store, seeing what the failed run wrote (as orphans to collect).
-                if created and self.store.count(collection_name(corpus, "chunks")) == 0:
-                    self._drop(corpus)
-                else:
-                    with self._graph_lock:
-                        self._graphs.pop(corpus, None)
-                raise
-            if not (written.chunks or written.removed_chunks or graph.orphan_unit_ids or graph.orphan_entity_ids):
-                report.totals = graph.sizes
-                return report  # nothing changed: the snapshot stands
-            updated = updated_graph(
-                graph,
-                chunks=written.chunks,
-                units=written.units,
-                entities=written.entities,
-                removed_chunks=written.removed_chunks,
-            )
-            fresh = self._collect_orphans(corpus, updated, earlier=graph)
-            with self._graph_lock:
-                self._graphs[corpus] = fresh
-            report.totals = fresh.sizes
+            report = self._index_locked(corpus, docs, progress)
         log.info("indexed %s: %s", corpus, report.model_dump(exclude={"totals", "stage_seconds"}))
+        return report
+
+    def _index_locked(self, corpus: str, docs: Sequence[Document], progress: Progress | None) -> IndexReport:
+        """One index run; the caller holds the corpus's writer lock."""
+        dim = self.models.embedder.dim
+        created = not self.store.has_collection(collection_name(corpus, "chunks"))
+        for kind in KINDS:
+            self.store.create_collection(collection_name(corpus, kind), dim)
+        graph = self.graph(corpus)
+        indexer = Indexer(settings=self.settings, models=self.models, text=self.text, store=self.store, llm=self.llm)
+        try:
+            report, written = indexer.run(corpus, docs, graph, progress=progress)
+        except BaseException:
+            # A new corpus whose first run failed before any chunk landed is not left behind
+            # as an empty corpus. Otherwise the snapshot is dropped: the next use rebuilds it
+            # from the store, seeing what the failed run wrote (as orphans to collect).
+            if created and self.store.count(collection_name(corpus, "chunks")) == 0:
+                self._drop(corpus)
+            else:
+                with self._graph_lock:
+                    self._graphs.pop(corpus, None)
+            raise
+        if not (written.chunks or written.removed_chunks or graph.orphan_unit_ids or graph.orphan_entity_ids):
+            report.totals = graph.sizes
+            return report  # nothing changed: the snapshot stands
+        updated = updated_graph(
+            graph,
+            chunks=written.chunks,
+            units=written.units,
+            entities=written.entities,
+            removed_chunks=written.removed_chunks,
+        )
+        fresh = self._collect_orphans(corpus, updated, earlier=graph)
+        with self._graph_lock:
+            self._graphs[corpus] = fresh
+        report.totals = fresh.sizes
         return report
 
     def _collect_orphans(self, corpus: str, graph: Graph, *, earlier: Graph) -> Graph:
@@ -231,10 +236,64 @@ class CueRag:
             log.info("removed %d orphan units and %d orphan entities from %s", len(units), len(entities), corpus)
         return dataclasses.replace(graph, orphan_unit_ids=[], orphan_entity_ids=[])
 
-    def index_paths(self, corpus: str, paths: Sequence[str | Path], *, progress: Progress | None = None) -> IndexReport:
-        """Read and validate every file first, then index; a bad file stops the run before any write."""
+    def index_paths(
+        self,
+        corpus: str,
+        paths: Sequence[str | Path],
+        *,
+        documents: Sequence[Document] = (),
+        sync: bool = False,
+        strict: bool = False,
+        rules: WalkRules | None = None,
+        check: FileCheck | None = None,
+        progress: Progress | None = None,
+    ) -> IndexReport:
+        """Index files and folders (plus any inline `documents`) into a corpus. A file's identity
+        is its path under its root, so an edited file replaces its earlier version; a file whose
+        content hash is unchanged is skipped unread. `sync` also deletes the documents of files
+        gone from the folders given. A bad file is a line in the report's `failed` while the rest
+        is indexed; with `strict` it stops the run before anything is written. See cuerag.sync."""
         validate_corpus_name(corpus)
-        return self.index_documents(corpus, load_paths(paths), progress=progress)
+        started = time.perf_counter()
+        walk = walk_paths(paths, rules=rules, check=check)
+        if not walk.files and not walk.failed and not sync and not documents:
+            raise no_files_error(paths)
+        if self.settings.alpha > 0:
+            require_llm(self.llm, f"alpha={self.settings.alpha}")
+        with self._writer(corpus):
+            exists = self.store.has_collection(collection_name(corpus, "chunks"))
+            plan = plan_sync(walk, self.graph(corpus) if exists else None, sync=sync, strict=strict)
+            read_seconds = time.perf_counter() - started
+            inline = check_documents(documents) if documents else []
+            docs = dedupe_documents([*plan.documents, *inline])
+            if not docs and not plan.remove and not exists:
+                # Nothing could be read and there is no corpus to sync: an error, not an empty report.
+                if not plan.failed:
+                    raise no_files_error(paths)
+                raise InputError("nothing to index: " + "; ".join(f"{f.path}: {f.reason}" for f in plan.failed))
+            if docs:
+                report = self._index_locked(corpus, docs, progress)
+            else:
+                report = IndexReport(corpus=corpus, totals=self.graph(corpus).sizes)
+            if plan.remove:
+                deleted = self._delete_locked(corpus, plan.remove)
+                report.documents_removed = len(deleted.documents_deleted)
+                report.chunks_removed += deleted.chunks_deleted
+                report.totals = deleted.totals
+        report.added, report.changed, report.removed = plan.added, plan.changed, plan.removed
+        report.skipped, report.failed = plan.skipped, plan.failed
+        report.stage_seconds = {"read": round(read_seconds, 3), **report.stage_seconds}
+        report.elapsed_seconds = round(time.perf_counter() - started, 3)
+        log.info(
+            "indexed %s: %d files added, %d changed, %d removed, %d unchanged, %d failed",
+            corpus,
+            len(plan.added),
+            len(plan.changed),
+            len(plan.removed),
+            len(plan.skipped),
+            len(plan.failed),
+        )
+        return report
 
     def delete_documents(self, corpus: str, doc_ids: Sequence[str]) -> DeleteReport:
         """Delete documents: their chunks go, then the units and entities no other chunk reaches.
@@ -243,15 +302,18 @@ class CueRag:
         if not doc_ids:
             raise ParameterError("no document ids given")
         with self._writer(corpus):
-            graph = self.graph(corpus)
-            by_doc = graph.doc_chunks()
-            found = [d for d in dict.fromkeys(doc_ids) if d in by_doc]
-            chunk_ids = [graph.chunk_ids[c] for d in found for c in by_doc[d]]
-            self.store.delete(collection_name(corpus, "chunks"), chunk_ids)
-            loaded = updated_graph(graph, removed_chunks=chunk_ids)
-            fresh = self._collect_orphans(corpus, loaded, earlier=graph)
-            with self._graph_lock:
-                self._graphs[corpus] = fresh
+            return self._delete_locked(corpus, doc_ids)
+
+    def _delete_locked(self, corpus: str, doc_ids: Sequence[str]) -> DeleteReport:
+        graph = self.graph(corpus)
+        by_doc = graph.doc_chunks()
+        found = [d for d in dict.fromkeys(doc_ids) if d in by_doc]
+        chunk_ids = [graph.chunk_ids[c] for d in found for c in by_doc[d]]
+        self.store.delete(collection_name(corpus, "chunks"), chunk_ids)
+        loaded = updated_graph(graph, removed_chunks=chunk_ids)
+        fresh = self._collect_orphans(corpus, loaded, earlier=graph)
+        with self._graph_lock:
+            self._graphs[corpus] = fresh
         return DeleteReport(
             corpus=corpus,
             documents_deleted=found,

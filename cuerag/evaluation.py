@@ -26,12 +26,13 @@ from pydantic import BaseModel
 
 from cuerag.answering import generate_answer
 from cuerag.config import QIterParams
-from cuerag.documents import Document, content_id, load_paths
+from cuerag.documents import Document, content_id
 from cuerag.engine import CueRag
 from cuerag.errors import InputError
 from cuerag.index import Progress
 from cuerag.llm import LLMUsage, require_llm
 from cuerag.retrieval import METHODS, Method, RetrievalResult
+from cuerag.sync import load_paths
 
 # Chunks the answer prompt gets, whatever k the recall is measured at: the paper's N.
 ANSWER_TOP_N = 5

@@ -24,6 +24,7 @@ from cuerag.config import Settings
 from cuerag.documents import Document
 from cuerag.entities import normalize_entity
 from cuerag.extraction import ChunkText, UnitExtractor
+from cuerag.folders import FileOutcome
 from cuerag.graph import CHUNKS, ENTITIES, UNITS, Graph, collection_name
 from cuerag.ids import chunk_point_id, entity_point_id, unit_point_id
 from cuerag.llm import LLM, LLMUsage, require_llm
@@ -76,6 +77,13 @@ class IndexReport(BaseModel):
     chunks_fallback: int = 0  # chunks selected for the LLM that fell back to sentences
     elapsed_seconds: float = 0.0
     llm_usage: dict[str, LLMUsage] = {}  # per stage; empty at alpha 0
+    # Runs over files and folders (CUE-RAG's `index_paths`): what happened to each file.
+    documents_removed: int = 0  # by a sync: documents of files gone from the folder
+    added: list[FileOutcome] = []  # files read for the first time
+    changed: list[FileOutcome] = []  # files whose content hash changed: read again, their documents replaced
+    removed: list[FileOutcome] = []  # files gone from a synced folder: their documents deleted
+    skipped: list[FileOutcome] = []  # files whose content hash is unchanged: not read
+    failed: list[FileOutcome] = []  # files that could not be read, with the reason; the rest went on
 
 
 @dataclass
@@ -85,6 +93,7 @@ class _Pieces:
     run_pieces: list[tuple[TextChunk, str]] = field(default_factory=list)
     new: list[tuple[TextChunk, str]] = field(default_factory=list)
     doc_of: dict[str, str] = field(default_factory=dict)  # new chunk id -> document id
+    provenance: dict[str, dict[str, str]] = field(default_factory=dict)  # document id -> where it came from
 
 
 @dataclass
@@ -98,6 +107,9 @@ class _Plan:
     entities: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (name, label), new only
     kept_entities: set[str] = field(default_factory=set)  # existing entities the new units mention
     stale_chunks: list[str] = field(default_factory=list)
+    # Kept chunks whose document now comes from another file or file version: rewritten with
+    # their stored vector and the new provenance, nothing embedded.
+    refreshed: list[StoredPoint] = field(default_factory=list)
 
 
 class Indexer:
@@ -173,6 +185,7 @@ class Indexer:
                 "tokens": piece.tokens,
                 "unit_ids": unit_ids,
                 "extraction": "llm" if cid in llm_units else "sentences",
+                **pending.provenance.get(pending.doc_of[cid], {}),
             }
             if self._settings.title_entities and normalize_entity(piece.title):
                 eid = entity_point_id(piece.title)
@@ -205,7 +218,10 @@ class Indexer:
             )
             ids = [chunk_point_id(doc.id, p.index, p.text, variant) for p in pieces]
             pending.run_pieces.extend(zip(pieces, ids, strict=True))
+            provenance = _provenance(doc)
+            pending.provenance[doc.id] = provenance
             old = {graph.chunk_ids[c] for c in existing_by_doc.get(doc.id, [])}
+            plan.refreshed.extend(_refreshed(graph, old & set(ids), provenance))
             if old and old == set(ids):
                 report.documents_unchanged += 1
                 report.chunks_kept += len(ids)
@@ -312,7 +328,7 @@ class Indexer:
         ]
         chunk_points = [
             StoredPoint(id=c.id, payload=c.payload, vector=v) for c, v in zip(plan.chunks, chunk_vecs, strict=True)
-        ]
+        ] + plan.refreshed
         total = len(entity_points) + len(unit_points) + len(chunk_points)
         done = 0
         # Order matters for crash safety: a chunk is written only after what it points to.
@@ -326,6 +342,31 @@ class Indexer:
         # Replaced chunks go last, once their successors are stored.
         self._store.delete(collection_name(corpus, CHUNKS), plan.stale_chunks)
         return Written(chunk_points, unit_points, entity_points, plan.stale_chunks)
+
+
+_PROVENANCE = ("source", "root", "file_hash")
+
+
+def _provenance(doc: Document) -> dict[str, str]:
+    """The payload keys that say which file (and which version of it) a document came from."""
+    values = {"source": doc.source, "root": doc.root, "file_hash": doc.file_hash}
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _refreshed(graph: Graph, kept: set[str], provenance: dict[str, str]) -> list[StoredPoint]:
+    """Kept chunks whose stored provenance differs from the document's now (a JSON file edited
+    elsewhere, a folder moved): their payload is brought up to date so that the next sync sees
+    the file as unchanged."""
+    if graph.points is None:
+        return []
+    out = []
+    for cid in sorted(kept):
+        point = graph.points.chunks[cid]
+        if {k: point.payload.get(k) for k in _PROVENANCE} == {k: provenance.get(k) for k in _PROVENANCE}:
+            continue
+        payload = {k: v for k, v in point.payload.items() if k not in _PROVENANCE} | provenance
+        out.append(StoredPoint(id=cid, payload=payload, vector=point.vector))
+    return out
 
 
 @contextmanager

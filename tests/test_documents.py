@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from cuerag.documents import Document, check_documents, content_id, load_paths
+from cuerag.documents import Document, check_documents, content_id
 from cuerag.errors import InputError
+from cuerag.sync import load_paths
 
 
 def write(path: Path, text: str) -> Path:
@@ -94,7 +95,7 @@ def test_txt_file_title_is_file_name(tmp_path: Path) -> None:
     (doc,) = load_paths([path])
     assert doc.title == "river-tees"
     assert doc.text == "The Tees flows into the North Sea.\nIt is long.\n"
-    assert doc.id == content_id("river-tees", doc.text)
+    assert doc.id == doc.source == "river-tees.txt"  # a file's identity is its path under its root
 
 
 def test_md_title_from_first_heading(tmp_path: Path) -> None:

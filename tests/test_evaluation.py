@@ -15,7 +15,7 @@ from cuerag.answering import ANSWER_SYSTEM_PROMPT
 from cuerag.baselines import RRF_K, rrf
 from cuerag.cli import app
 from cuerag.config import QIterParams, Settings
-from cuerag.documents import content_id, load_paths, make_document
+from cuerag.documents import content_id, make_document
 from cuerag.engine import CueRag
 from cuerag.errors import InputError, ParameterError
 from cuerag.evaluation import (
@@ -30,6 +30,7 @@ from cuerag.evaluation import (
 )
 from cuerag.models import Models
 from cuerag.retrieval import ChunkHit, RetrievalResult
+from cuerag.sync import load_paths
 
 DOCS = [
     make_document("Alpha", "Alpha is a town."),

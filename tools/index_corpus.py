@@ -11,7 +11,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
-from cuerag import Document, IndexReport, InputError, load_paths, make_document
+from cuerag import IndexReport, InputError, WalkRules, make_document
 from tools.common import AppState, Corpus, run_engine, state_of, tool
 
 # Indexing stages in the order the engine runs them; progress is reported over all of them.
@@ -50,29 +50,55 @@ async def index_corpus(
     ctx: Context[AppState],
     paths: Annotated[list[str], Field(max_length=1000, description="Files or folders on the server.")] = [],  # noqa: B006
     documents: Annotated[list[DocumentInput], Field(max_length=10_000, description="Inline documents.")] = [],  # noqa: B006
+    sync: Annotated[
+        bool,
+        Field(
+            description="Also delete the documents of files gone from the given folders (or left out by the "
+            "ignore rules now). Documents indexed inline or from other folders are never touched."
+        ),
+    ] = False,
+    strict: Annotated[
+        bool,
+        Field(
+            description="Stop at the first file that cannot be read, writing nothing (default: list it in "
+            "`failed` and index the rest)."
+        ),
+    ] = False,
+    include: Annotated[
+        list[str], Field(max_length=100, description="Only files matching one of these globs (gitignore syntax).")
+    ] = [],  # noqa: B006
+    exclude: Annotated[
+        list[str], Field(max_length=100, description="Leave out files and folders matching these globs.")
+    ] = [],  # noqa: B006
 ) -> IndexReport:
     """Index documents into a corpus (created if new; added to if it exists). Give server-side
-    `paths` (.txt, .md, .json, .jsonl files or folders, under the allowed roots) and/or inline
-    `documents`. Unchanged documents are skipped; a document id given again with new text replaces
-    the old version. Reports counts added and kept, time per stage and the elapsed time."""
+    `paths` (files or folders under the allowed roots; in folders, dot-files, dot-folders and what a
+    .gitignore names are skipped) and/or inline `documents`. A file's document id is its path
+    relative to the folder given (a file's own folder when a file is given), so a changed file
+    replaces its earlier version; unchanged files are skipped by content hash. The report lists
+    the files added, changed, removed (with `sync`), skipped and failed (with the reason), counts
+    added and kept, time per stage and the elapsed time."""
     state = state_of(ctx)
     if not paths and not documents:
         raise ToolError("nothing to index: give `paths` or `documents`")
     portal_progress = _ProgressReporter(ctx, _LLM_STAGES if state.engine.settings.alpha > 0 else _STAGES)
 
     def run() -> IndexReport:
-        docs: list[Document] = []
-        if paths:
-            # Every file found under a folder is checked too: a symlink inside an allowed folder
-            # may point anywhere, and checking the folder alone would read what it points to.
-            docs.extend(
-                load_paths(
-                    [check_allowed(p, state.allowed_roots) for p in paths],
-                    check=lambda f: check_allowed(str(f), state.allowed_roots),
-                )
-            )
-        docs.extend(make_document(d.title, d.text, d.id) for d in documents)
-        return state.engine.index_documents(corpus, docs, progress=portal_progress)
+        inline = [make_document(d.title, d.text, d.id) for d in documents]
+        if not paths:
+            return state.engine.index_documents(corpus, inline, progress=portal_progress)
+        # Every file found under a folder is checked too: a symlink inside an allowed folder may
+        # point anywhere, and checking the folder alone would read what it points to.
+        return state.engine.index_paths(
+            corpus,
+            [check_allowed(p, state.allowed_roots) for p in paths],
+            documents=inline,
+            sync=sync,
+            strict=strict,
+            rules=WalkRules(include=tuple(include), exclude=tuple(exclude)),
+            check=lambda f: check_allowed(str(f), state.allowed_roots),
+            progress=portal_progress,
+        )
 
     return await run_engine(run)
 

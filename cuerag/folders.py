@@ -1,0 +1,248 @@
+"""Which files a path argument stands for: the walk of a folder, its ignore rules, and each file's
+root and source (its path relative to the root, which is the document's identity).
+
+The root of a folder argument is the folder; the root of a file argument is its parent folder, so
+`index notes/` and `index notes/a.md` give the file the same identity, `a.md`. In a folder,
+dot-files and dot-folders (`.git`, `.obsidian`) are skipped unless asked for, a `.gitignore`
+anywhere in the tree is honoured for the folder it sits in, `include` / `exclude` globs (gitignore
+syntax, matched against the path relative to the root) narrow the walk further, and files in
+formats the reader does not know are passed over. A file named explicitly is taken as named, but
+one in an unsupported format is refused like any other bad file.
+
+A file that cannot be walked to (a symlink loop, a broken link, something that is not a regular
+file) becomes a per-file failure; the caller decides whether that stops the run. Symlinks to files
+are followed (the caller's `check` sees every file before it is read); symlinks to folders are
+not walked, so a link can never make the walk loop.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import pathspec
+from pydantic import BaseModel, Field
+
+from cuerag.documents import JSON_SUFFIXES, TEXT_SUFFIXES
+from cuerag.errors import InputError
+
+# The formats the reader knows have one home, cuerag.formats; until that module exists this alias
+# stands in its place: `from cuerag.formats import SUPPORTED_SUFFIXES`.
+SUPPORTED_SUFFIXES = frozenset(TEXT_SUFFIXES | JSON_SUFFIXES)
+# Longer relative paths could not be a document id (Document.id holds 256 characters).
+_MAX_SOURCE = 256
+
+FileCheck = Callable[[Path], object]
+"""Called on every file before it is read; raises to refuse it (and with it the whole run)."""
+
+
+class WalkRules(BaseModel):
+    """What a folder walk leaves out, beyond files in formats the reader does not know."""
+
+    include: tuple[str, ...] = Field(default=(), description="Only files matching one of these globs.")
+    exclude: tuple[str, ...] = Field(default=(), description="Leave out files and folders matching these globs.")
+    hidden: bool = Field(default=False, description="Walk dot-files and dot-folders too.")
+    gitignore: bool = Field(default=True, description="Honour .gitignore files in the tree.")
+
+
+class FileOutcome(BaseModel):
+    """One file in an index report: its path (as walked) and, for failures, why."""
+
+    path: str
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class FoundFile:
+    """A file to read: where it is, the root it belongs to and its path relative to that root."""
+
+    path: Path
+    root: Path
+    source: str
+
+    @property
+    def location(self) -> str:
+        """The absolute place of the file under its root: what a sync compares with the store."""
+        return f"{self.root.as_posix()}/{self.source}"
+
+
+@dataclass
+class Walk:
+    """The files of one or more path arguments in walk order, with those that could not be
+    walked to in their places, and the places a sync may remove documents from (each folder
+    argument, each file argument)."""
+
+    entries: list[FoundFile | FileOutcome] = field(default_factory=list)
+    scopes: list[str] = field(default_factory=list)
+
+    @property
+    def files(self) -> list[FoundFile]:
+        return [e for e in self.entries if isinstance(e, FoundFile)]
+
+    @property
+    def failed(self) -> list[FileOutcome]:
+        return [e for e in self.entries if isinstance(e, FileOutcome)]
+
+
+def shown(path: str | Path) -> str:
+    """A path as text that every encoder accepts: a file name that is not valid UTF-8 reaches
+    Python with its bad bytes as lone surrogates, shown here as U+FFFD."""
+    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def walk_paths(paths: Sequence[str | Path], *, rules: WalkRules | None = None, check: FileCheck | None = None) -> Walk:
+    """Every indexable file under the given files and folders, in a stable order. Raises
+    InputError for a path that does not exist; `check` refusals propagate."""
+    if not paths:
+        raise InputError("no paths given")
+    rules = rules or WalkRules()
+    walk = Walk()
+    for raw in paths:
+        if "\x00" in str(raw):  # os calls raise a bare ValueError on it
+            raise InputError(f"path {str(raw)!r} holds a NUL character")
+        path = Path(raw).expanduser()
+        if not path.exists() and not path.is_symlink():
+            raise InputError(f"path not found: {path}")
+        if path.is_dir():
+            root = path.resolve()
+            walk.scopes.append(root.as_posix())
+            _walk_folder(path, root, rules, check, walk)
+        else:
+            root = path.parent.resolve()
+            found = FoundFile(path=path, root=root, source=shown(path.name))
+            walk.scopes.append(found.location)
+            if path.suffix.lower() not in SUPPORTED_SUFFIXES:
+                supported = ", ".join(sorted(SUPPORTED_SUFFIXES))
+                walk.entries.append(
+                    FileOutcome(
+                        path=shown(path),
+                        reason=f"unsupported format {path.suffix or '(none)'!r}; supported: {supported}",
+                    )
+                )
+                continue
+            _add_file(found, check, walk)
+    return walk
+
+
+def _walk_folder(folder: Path, root: Path, rules: WalkRules, check: FileCheck | None, walk: Walk) -> None:
+    selected = _Globs(rules)
+    ignores: list[tuple[str, pathspec.PathSpec]] = []  # (folder relative to root, its .gitignore)
+    found: list[FoundFile] = []
+    for here, dirs, names in os.walk(folder, onerror=lambda exc: _unreadable_folder(exc, walk)):
+        rel_here = Path(here).relative_to(folder).as_posix()
+        rel_here = "" if rel_here == "." else rel_here
+        if rules.gitignore and ".gitignore" in names:
+            spec = _read_gitignore(Path(here) / ".gitignore", walk)
+            if spec is not None:
+                ignores.append((rel_here, spec))
+        kept_dirs = []
+        for name in sorted(dirs):
+            rel = _join(rel_here, name)
+            if _skipped(rel, name, is_dir=True, rules=rules, globs=selected, ignores=ignores):
+                continue
+            kept_dirs.append(name)
+        dirs[:] = kept_dirs  # os.walk descends only into what is left here
+        for name in names:
+            rel = _join(rel_here, name)
+            if Path(name).suffix.lower() not in SUPPORTED_SUFFIXES:
+                continue
+            if _skipped(rel, name, is_dir=False, rules=rules, globs=selected, ignores=ignores):
+                continue
+            if not selected.included(rel):
+                continue
+            found.append(FoundFile(path=Path(here) / name, root=root, source=shown(rel)))
+    for file in sorted(found, key=lambda f: f.source):
+        _add_file(file, check, walk)
+
+
+def _add_file(file: FoundFile, check: FileCheck | None, walk: Walk) -> None:
+    """Take a file if it is a regular file (through any symlinks), else record why not."""
+    try:
+        mode = file.path.stat().st_mode  # follows symlinks: a loop or a dangling link raises here
+    except OSError as exc:
+        reason = "symlink loop" if exc.errno == errno.ELOOP else _os_reason(exc)
+        walk.entries.append(FileOutcome(path=shown(file.path), reason=reason))
+        return
+    if not stat.S_ISREG(mode):
+        walk.entries.append(FileOutcome(path=shown(file.path), reason="not a regular file"))
+        return
+    if len(file.source) > _MAX_SOURCE:
+        walk.entries.append(
+            FileOutcome(path=shown(file.path), reason=f"path relative to the root is over {_MAX_SOURCE} characters")
+        )
+        return
+    if check is not None:
+        check(file.path)  # a refusal here is not a bad file but a forbidden one: it stops the run
+    walk.entries.append(file)
+
+
+def _os_reason(exc: OSError) -> str:
+    if exc.errno == errno.ENOENT:
+        return "broken symbolic link (its target does not exist)"
+    return f"cannot be read: {exc.strerror or exc}"
+
+
+def _unreadable_folder(exc: OSError, walk: Walk) -> None:
+    walk.entries.append(FileOutcome(path=shown(exc.filename or "?"), reason=f"folder {_os_reason(exc)}"))
+
+
+def _read_gitignore(path: Path, walk: Walk) -> pathspec.PathSpec | None:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        walk.entries.append(FileOutcome(path=shown(path), reason=_os_reason(exc)))
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _join(folder: str, name: str) -> str:
+    return f"{folder}/{name}" if folder else name
+
+
+def _skipped(
+    rel: str,
+    name: str,
+    *,
+    is_dir: bool,
+    rules: WalkRules,
+    globs: _Globs,
+    ignores: list[tuple[str, pathspec.PathSpec]],
+) -> bool:
+    if not rules.hidden and name.startswith("."):
+        return True
+    if globs.excluded(rel, is_dir=is_dir):
+        return True
+    for base, spec in ignores:
+        # A .gitignore speaks for its own folder and below, with paths relative to that folder.
+        if base and not rel.startswith(base + "/"):
+            continue
+        inner = rel[len(base) + 1 :] if base else rel
+        if spec.match_file(inner + "/" if is_dir else inner):
+            return True
+    return False
+
+
+class _Globs:
+    """The include / exclude globs of a walk, in gitignore syntax."""
+
+    def __init__(self, rules: WalkRules) -> None:
+        self._include = pathspec.GitIgnoreSpec.from_lines(rules.include) if rules.include else None
+        self._exclude = pathspec.GitIgnoreSpec.from_lines(rules.exclude) if rules.exclude else None
+
+    def excluded(self, rel: str, *, is_dir: bool) -> bool:
+        return self._exclude is not None and self._exclude.match_file(rel + "/" if is_dir else rel)
+
+    def included(self, rel: str) -> bool:
+        return self._include is None or self._include.match_file(rel)
+
+
+def is_ignored(rel: PurePosixPath, rules: WalkRules) -> bool:
+    """Whether a change at `rel` (relative to a watched root) can be left unseen: inside a
+    dot-folder or matching an exclude glob. .gitignore rules are left to the walk."""
+    if not rules.hidden and any(part.startswith(".") for part in rel.parts):
+        return True
+    return _Globs(rules).excluded(rel.as_posix(), is_dir=False)

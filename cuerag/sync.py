@@ -1,0 +1,175 @@
+"""What an index run of files must do to a corpus: which files to read, which to skip, and (for a
+sync) which documents to delete.
+
+A file is skipped when the store already holds it, from the same root and path, with the same
+content hash (the sha256 of its bytes, kept in every chunk payload of its documents), so an
+unchanged file is hashed but never parsed, chunked or embedded. A file that is new, or whose hash
+differs, is read; its documents then go through the indexer, which keeps what is unchanged chunk
+by chunk. A sync also deletes the documents that came from files under a synced folder (or from a
+synced file) that the walk no longer finds: deleted, moved, or now left out by the ignore rules.
+Documents indexed inline, or from other roots, are never touched by it. A file that fails to read
+keeps its earlier version in the corpus: a failure is not a deletion.
+
+The hash is taken before the file is read: if the file changes between the two, the stored hash is
+older than the text, and the next sync reads the file again instead of skipping it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cuerag.documents import JSON_SUFFIXES, Document, check_documents, dedupe_documents, load_file
+from cuerag.errors import InputError
+from cuerag.folders import SUPPORTED_SUFFIXES, FileCheck, FileOutcome, FoundFile, Walk, WalkRules, shown, walk_paths
+from cuerag.graph import Graph
+
+log = logging.getLogger(__name__)
+
+# Chunk payload keys that say where a document came from.
+SOURCE, ROOT, FILE_HASH = "source", "root", "file_hash"
+
+
+@dataclass
+class StoredFile:
+    """What the corpus holds from one file: its documents and the hash they were read at (None
+    when its chunks disagree, as after a run killed half-way)."""
+
+    doc_ids: set[str] = field(default_factory=set)
+    file_hash: str | None = None
+    hashes: set[str] = field(default_factory=set)
+
+
+@dataclass
+class SyncPlan:
+    """The documents to (re)index, the documents to delete, and the per-file story for the report."""
+
+    documents: list[Document] = field(default_factory=list)
+    remove: list[str] = field(default_factory=list)
+    added: list[FileOutcome] = field(default_factory=list)
+    changed: list[FileOutcome] = field(default_factory=list)
+    removed: list[FileOutcome] = field(default_factory=list)
+    skipped: list[FileOutcome] = field(default_factory=list)
+    failed: list[FileOutcome] = field(default_factory=list)
+
+
+def file_hash(file: FoundFile) -> str:
+    with file.path.open("rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def stored_files(graph: Graph | None) -> dict[str, StoredFile]:
+    """The corpus's documents by the file they came from (root/source); inline documents are not
+    in it."""
+    out: dict[str, StoredFile] = {}
+    if graph is None or graph.points is None:
+        return out
+    for point in graph.points.chunks.values():
+        payload = point.payload
+        if not payload.get(SOURCE) or not payload.get(ROOT):
+            continue
+        entry = out.setdefault(f"{payload[ROOT]}/{payload[SOURCE]}", StoredFile())
+        entry.doc_ids.add(payload["doc_id"])
+        entry.hashes.add(str(payload.get(FILE_HASH, "")))
+    for entry in out.values():
+        entry.file_hash = next(iter(entry.hashes)) if len(entry.hashes) == 1 else None
+    return out
+
+
+def read_file(file: FoundFile, digest: str) -> list[Document]:
+    """The documents of one file, carrying where they came from. A text-like file is one
+    document whose id is its source path; records of a JSON file keep their own ids."""
+    docs = check_documents(load_file(file.path))
+    by_path = file.path.suffix.lower() not in JSON_SUFFIXES
+    return [
+        d.model_copy(
+            update={
+                "id": file.source if by_path else d.id,
+                "source": file.source,
+                "root": file.root.as_posix(),
+                "file_hash": digest,
+            }
+        )
+        for d in docs
+    ]
+
+
+def plan_sync(walk: Walk, graph: Graph | None, *, sync: bool, strict: bool) -> SyncPlan:
+    """Read what changed and decide what goes. With `strict`, the first bad file raises InputError
+    (nothing has been written yet); otherwise it is listed in `failed` and the rest go on."""
+    plan = SyncPlan()
+    stored = stored_files(graph)
+    keep: set[str] = set()
+    seen: set[str] = set()
+    for file in walk.entries:
+        if isinstance(file, FileOutcome):  # could not be walked to: a loop, a dangling link
+            _fail(plan, file, strict=strict)
+            continue
+        location = file.location
+        seen.add(location)
+        before = stored.get(location)
+        shown_path = shown(file.path)
+        try:
+            digest = file_hash(file)
+            if before is not None and before.file_hash == digest:
+                plan.skipped.append(FileOutcome(path=shown_path, reason="unchanged"))
+                keep |= before.doc_ids
+                continue
+            docs = read_file(file, digest)
+        except (InputError, OSError) as exc:
+            _fail(plan, FileOutcome(path=shown_path, reason=_reason(exc, file)), strict=strict)
+            if before is not None:
+                keep |= before.doc_ids  # a file that cannot be read now keeps its earlier version
+            continue
+        plan.documents.extend(docs)
+        keep |= {d.id for d in docs}
+        (plan.changed if before is not None else plan.added).append(FileOutcome(path=shown_path))
+    if sync:
+        for location, entry in sorted(stored.items()):
+            if not _in_scope(location, walk.scopes):
+                continue
+            gone = sorted(entry.doc_ids - keep)
+            plan.remove.extend(gone)
+            if location not in seen and gone:
+                plan.removed.append(FileOutcome(path=location, reason="no longer in the folder"))
+        plan.remove = sorted(set(plan.remove))
+    return plan
+
+
+def _in_scope(location: str, scopes: list[str]) -> bool:
+    return any(location == scope or location.startswith(scope.rstrip("/") + "/") for scope in scopes)
+
+
+def _reason(exc: Exception, file: FoundFile) -> str:
+    """A one-line reason without the path (the report line carries it)."""
+    text = str(exc) if isinstance(exc, InputError) else f"cannot be read: {getattr(exc, 'strerror', None) or exc}"
+    for form in (str(file.path), shown(file.path)):
+        text = text.replace(f": {form}", "").replace(f"{form}: ", "").replace(form, file.source)
+    return text
+
+
+def _fail(plan: SyncPlan, failure: FileOutcome, *, strict: bool) -> None:
+    if strict:
+        raise InputError(f"{failure.path}: {failure.reason} (strict: nothing was written)")
+    log.warning("skipping %s: %s", failure.path, failure.reason)
+    plan.failed.append(failure)
+
+
+def load_paths(
+    paths: Sequence[str | Path], *, check: FileCheck | None = None, rules: WalkRules | None = None
+) -> list[Document]:
+    """Every document under the given files and folders, all read and validated before any is
+    returned: the first bad file raises InputError. For reading a corpus file whole (evaluation,
+    benchmarks); an index run goes through `plan_sync`, which can go on past a bad file."""
+    walk = walk_paths(paths, rules=rules, check=check)
+    if not walk.files and not walk.failed:
+        raise no_files_error(paths)
+    return dedupe_documents(plan_sync(walk, None, sync=False, strict=True).documents)
+
+
+def no_files_error(paths: Sequence[str | Path]) -> InputError:
+    listed = ", ".join(shown(p) for p in paths)
+    return InputError(f"no indexable files ({', '.join(sorted(SUPPORTED_SUFFIXES))}) under {listed}")

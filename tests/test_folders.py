@@ -1,0 +1,325 @@
+"""Folders as corpora: a file's identity is its path, sync (added / changed / removed / skipped),
+ignore rules, bad files that do not stop a folder, --strict, and watching a folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import threading
+from pathlib import Path
+
+import pytest
+from conftest import assert_graphs_equal, point_counts
+from typer.testing import CliRunner
+
+from cuerag.cli import app
+from cuerag.documents import make_document
+from cuerag.engine import CueRag
+from cuerag.errors import InputError
+from cuerag.folders import WalkRules, walk_paths
+from cuerag.graph import load_graph
+from cuerag.index import IndexReport
+from cuerag.watch import watch_folder
+
+LUMEN_45 = "# Lumen X3\n\nThe Lumen X3 camera has a full-frame sensor with 45 megapixels.\n"
+LUMEN_50 = "# Lumen X3\n\nThe Lumen X3 camera has a full-frame sensor with 50 megapixels.\n"
+ORBIT = "# Orbit Z\n\nThe Orbit Z is a compact camera made in Osaka. It weighs 300 grams.\n"
+
+
+# Vectors of texts embedded in other batches than a fresh index's differ by bfloat16 rounding.
+BATCH_ROUNDING = 5e-3
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def paths_of(outcomes: list) -> list[str]:
+    return sorted(Path(o.path).name for o in outcomes)
+
+
+def texts(engine: CueRag, corpus: str) -> list[str]:
+    return engine.graph(corpus).chunk_texts
+
+
+# ---- identity by path ---------------------------------------------------------------------------
+
+
+def test_an_edited_file_replaces_its_earlier_version(engine: CueRag, tmp_path: Path) -> None:
+    """The issue's case: 45 -> 50 megapixels in one file of an indexed folder, indexed again."""
+    folder = tmp_path / "cameras"
+    lumen = write(folder / "lumen-x3.md", LUMEN_45)
+    write(folder / "orbit-z.md", ORBIT)
+    engine.index_paths("cams", [folder])
+
+    lumen.write_text(LUMEN_50)
+    report = engine.index_paths("cams", [folder])
+    assert (report.documents_added, report.documents_replaced, report.documents_unchanged) == (0, 1, 0)
+    assert paths_of(report.changed) == ["lumen-x3.md"] and paths_of(report.skipped) == ["orbit-z.md"]
+    assert report.chunks_removed == 1
+    assert engine.info("cams").documents == 2
+    assert not any("45 megapixels" in t for t in texts(engine, "cams"))  # the stale chunk is gone
+    top = engine.query("cams", "How many megapixels does the Lumen X3 sensor have?").chunks[0]
+    assert "50 megapixels" in top.text and top.doc_id == "lumen-x3.md"
+    # Named as a file, the same file has the same identity (its root is its own folder).
+    assert engine.index_paths("cams", [lumen]).skipped[0].reason == "unchanged"
+
+
+# ---- sync ---------------------------------------------------------------------------------------
+
+
+def make_vault(root: Path) -> None:
+    write(root / "lumen-x3.md", LUMEN_45)
+    write(root / "orbit-z.md", ORBIT)
+    write(root / "guide" / "batteries.txt", "Camera batteries last longer when kept warm in winter.\n")
+    records = [
+        {"id": "tripod", "title": "Tripod", "text": "A tripod holds the camera still for long exposures."},
+        {"id": "strap", "title": "Strap", "text": "A neck strap made of leather carries the camera."},
+    ]
+    write(root / "gear.json", json.dumps(records))
+
+
+def test_sync_follows_the_folder_and_ends_equal_to_a_fresh_index(make_engine, tmp_path: Path) -> None:
+    engine = make_engine()
+    vault = tmp_path / "vault"
+    make_vault(vault)
+    first = engine.index_paths("vault", [vault], sync=True)
+    assert paths_of(first.added) == ["batteries.txt", "gear.json", "lumen-x3.md", "orbit-z.md"]
+    assert first.documents_added == 5
+
+    again = engine.index_paths("vault", [vault], sync=True)  # nothing changed: every file skipped unread
+    assert len(again.skipped) == 4 and not (again.added or again.changed or again.removed or again.failed)
+    assert (again.documents_added, again.documents_unchanged, again.chunks_added) == (0, 0, 0)
+
+    (vault / "lumen-x3.md").write_text(LUMEN_50)  # changed
+    (vault / "orbit-z.md").unlink()  # removed
+    write(vault / "guide" / "lenses.md", "# Lenses\n\nA prime lens has one focal length.\n")  # added
+    gear = json.loads((vault / "gear.json").read_text())
+    (vault / "gear.json").write_text(json.dumps(gear[:1]))  # one record gone, one kept as it was
+    report = engine.index_paths("vault", [vault], sync=True)
+    assert paths_of(report.added) == ["lenses.md"]
+    assert paths_of(report.changed) == ["gear.json", "lumen-x3.md"]
+    assert paths_of(report.removed) == ["orbit-z.md"]
+    assert paths_of(report.skipped) == ["batteries.txt"]
+    assert report.documents_removed == 2  # orbit-z.md, and the strap record
+    assert (report.documents_added, report.documents_replaced, report.documents_unchanged) == (1, 1, 1)
+    assert sorted(set(engine.graph("vault").chunk_docs)) == [
+        "guide/batteries.txt",
+        "guide/lenses.md",
+        "lumen-x3.md",
+        "tripod",
+    ]
+
+    fresh = make_engine()
+    fresh.index_paths("vault", [vault])
+    assert_graphs_equal(engine.graph("vault"), fresh.graph("vault"), atol=BATCH_ROUNDING)
+    # The snapshot is what the store holds, and the store holds nothing else.
+    assert_graphs_equal(engine.graph("vault"), load_graph(engine.store, "vault", dim=engine.models.embedder.dim))
+    assert point_counts(engine, "vault") == point_counts(fresh, "vault")
+    # The JSON file's unchanged record now carries the new file hash: the next sync skips the file.
+    assert len(engine.index_paths("vault", [vault], sync=True).skipped) == 4
+
+
+def test_sync_removes_only_what_came_from_the_synced_folder(engine: CueRag, tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    write(one / "a.md", "# Alpha\n\nAlpha is the first letter.\n")
+    write(two / "b.md", "# Beta\n\nBeta is the second letter.\n")
+    engine.index_paths("mixed", [one])
+    engine.index_paths("mixed", [two])
+    engine.index_documents("mixed", [make_document("Gamma", "Gamma is the third letter.", "gamma")])
+    (one / "a.md").unlink()
+    write(one / "c.md", "# Gamma note\n\nGamma follows beta.\n")
+    report = engine.index_paths("mixed", [one], sync=True)
+    assert paths_of(report.removed) == ["a.md"] and paths_of(report.added) == ["c.md"]
+    assert sorted(set(engine.graph("mixed").chunk_docs)) == ["b.md", "c.md", "gamma"]
+
+
+def test_sync_after_a_crash_between_writing_and_deleting_reaches_the_same_state(
+    make_engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = make_engine()
+    vault = tmp_path / "vault"
+    make_vault(vault)
+    engine.index_paths("vault", [vault], sync=True)
+    (vault / "lumen-x3.md").write_text(LUMEN_50)
+    (vault / "orbit-z.md").unlink()
+
+    def killed(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt  # stands for a kill after the new chunks landed, before the deletion
+
+    monkeypatch.setattr(engine, "_delete_locked", killed)
+    with pytest.raises(KeyboardInterrupt):
+        engine.index_paths("vault", [vault], sync=True)
+    monkeypatch.undo()
+    rerun = engine.index_paths("vault", [vault], sync=True)
+    assert paths_of(rerun.removed) == ["orbit-z.md"] and paths_of(rerun.skipped) == [
+        "batteries.txt",
+        "gear.json",
+        "lumen-x3.md",
+    ]
+    fresh = make_engine()
+    fresh.index_paths("vault", [vault])
+    assert_graphs_equal(engine.graph("vault"), fresh.graph("vault"), atol=BATCH_ROUNDING)
+
+
+# ---- ignore rules -------------------------------------------------------------------------------
+
+
+def test_walk_skips_dot_folders_gitignored_and_excluded_files(tmp_path: Path) -> None:
+    write(tmp_path / ".obsidian" / "app.json", json.dumps({"title": "settings", "text": "theme dark"}))
+    write(tmp_path / ".hidden.md", "hidden")
+    write(tmp_path / ".gitignore", "drafts/\n*.tmp.md\n")
+    write(tmp_path / "drafts" / "plan.md", "draft")
+    write(tmp_path / "notes" / "a.md", "a")
+    write(tmp_path / "notes" / "scratch.tmp.md", "scratch")
+    write(tmp_path / "notes" / ".gitignore", "private.md\n")
+    write(tmp_path / "notes" / "private.md", "private")
+    write(tmp_path / "private.md", "not ignored here: the rule sits in notes/")
+    write(tmp_path / "logs" / "b.txt", "b")
+    write(tmp_path / "image.png", "not text")
+
+    def sources(rules: WalkRules | None = None) -> list[str]:
+        return [f.source for f in walk_paths([tmp_path], rules=rules).files]
+
+    assert sources() == ["logs/b.txt", "notes/a.md", "private.md"]
+    assert sources(WalkRules(exclude=("logs/",))) == ["notes/a.md", "private.md"]
+    assert sources(WalkRules(include=("*.md",))) == ["notes/a.md", "private.md"]
+    assert sources(WalkRules(include=("notes/**",))) == ["notes/a.md"]
+    assert sources(WalkRules(gitignore=False)) == [
+        "drafts/plan.md",
+        "logs/b.txt",
+        "notes/a.md",
+        "notes/private.md",
+        "notes/scratch.tmp.md",
+        "private.md",
+    ]
+    hidden = sources(WalkRules(hidden=True))
+    assert ".obsidian/app.json" in hidden and ".hidden.md" in hidden and "drafts/plan.md" not in hidden
+
+
+def test_sync_removes_files_an_ignore_rule_now_leaves_out(engine: CueRag, tmp_path: Path) -> None:
+    write(tmp_path / "keep.md", "# Keep\n\nKeep this note.\n")
+    write(tmp_path / "drafts" / "plan.md", "# Plan\n\nA draft plan.\n")
+    engine.index_paths("rules", [tmp_path], sync=True)
+    write(tmp_path / ".gitignore", "drafts/\n")
+    report = engine.index_paths("rules", [tmp_path], sync=True)
+    assert [r.path.endswith("drafts/plan.md") for r in report.removed] == [True]
+    assert set(engine.graph("rules").chunk_docs) == {"keep.md"}
+
+
+# ---- bad files ----------------------------------------------------------------------------------
+
+
+def bad_folder(root: Path) -> None:
+    write(root / "good.md", "# Good\n\nBergen has a fish market.\n")
+    write(root / "broken.json", '[{"title": "Broken", "text": "cut')
+    (root / "latin1.txt").write_bytes("Café au lait, très bien.".encode("latin-1"))
+    (root / "loop.md").symlink_to(root / "loop.md")
+    (root / "dangling.md").symlink_to(root / "nowhere.md")
+    os.mkfifo(root / "pipe.md")
+
+
+def test_bad_files_are_reported_and_the_rest_indexed(engine: CueRag, tmp_path: Path, caplog) -> None:
+    bad_folder(tmp_path)
+    with caplog.at_level("WARNING"):
+        report = engine.index_paths("bad", [tmp_path])
+    reasons = {Path(f.path).name: f.reason for f in report.failed}
+    assert reasons == {
+        "broken.json": reasons["broken.json"],
+        "dangling.md": "broken symbolic link (its target does not exist)",
+        "latin1.txt": "file is not valid UTF-8 (byte 3); convert it to UTF-8 first",
+        "loop.md": "symlink loop",
+        "pipe.md": "not a regular file",
+    }
+    assert reasons["broken.json"].startswith("not valid JSON")
+    assert paths_of(report.added) == ["good.md"]
+    assert set(engine.graph("bad").chunk_docs) == {"good.md"}
+    assert sum("loop.md" in r.message and "symlink loop" in r.message for r in caplog.records) == 1
+
+
+def test_strict_stops_at_the_first_bad_file_and_writes_nothing(engine: CueRag, tmp_path: Path) -> None:
+    bad_folder(tmp_path / "in")
+    with pytest.raises(InputError, match=r"broken\.json: not valid JSON.*nothing was written"):
+        engine.index_paths("strict", [tmp_path / "in"], strict=True)
+    assert engine.corpora() == [] and engine.store.list_collections() == []
+    # An existing corpus is left as it was.
+    engine.index_paths("strict", [write(tmp_path / "other" / "x.md", "# X\n\nOslo is a city.\n")])
+    counts = point_counts(engine, "strict")
+    with pytest.raises(InputError, match="nothing was written"):
+        engine.index_paths("strict", [tmp_path / "in"], strict=True, sync=True)
+    assert point_counts(engine, "strict") == counts
+
+
+def test_a_folder_of_only_bad_files_is_an_error(engine: CueRag, tmp_path: Path) -> None:
+    write(tmp_path / "broken.json", "{")
+    with pytest.raises(InputError, match=r"nothing to index: .*broken\.json: not valid JSON"):
+        engine.index_paths("none", [tmp_path])
+    assert engine.corpora() == []
+
+
+def test_a_named_file_in_an_unsupported_format_is_refused(engine: CueRag, tmp_path: Path) -> None:
+    passwd = write(tmp_path / "passwd", "root:x:0:0:root:/root:/bin/bash\n")
+    with pytest.raises(InputError, match="unsupported format '\\(none\\)'"):
+        engine.index_paths("named", [passwd])
+    good = write(tmp_path / "good.md", "# Good\n\nBergen has a fish market.\n")
+    report = engine.index_paths("named", [passwd, good])
+    assert [(Path(f.path).name, f.reason.split(";")[0]) for f in report.failed] == [
+        ("passwd", "unsupported format '(none)'")
+    ]
+    assert set(engine.graph("named").chunk_docs) == {"good.md"}
+
+
+# ---- CLI ----------------------------------------------------------------------------------------
+
+
+def test_cli_sync_and_strict(tmp_path: Path) -> None:
+    runner = CliRunner()
+    data = ["--data-dir", str(tmp_path / "data")]
+    vault = tmp_path / "vault"
+    make_vault(vault)
+    result = runner.invoke(app, [*data, "index", str(vault), "--corpus", "v", "--sync", "--json"])
+    assert result.exit_code == 0, result.output
+    (vault / "orbit-z.md").unlink()
+    write(vault / "broken.json", "{")
+    result = runner.invoke(app, [*data, "index", str(vault), "--corpus", "v", "--sync"])
+    assert result.exit_code == 0, result.output
+    shown = " ".join(result.output.split())  # the console wraps long lines
+    assert f"removed {vault.resolve()}/orbit-z.md" in shown
+    assert f"failed {vault}/broken.json: not valid JSON" in shown
+    assert "files: 0 added, 0 changed, 1 removed, 3 unchanged, 1 failed" in shown
+    result = runner.invoke(app, [*data, "index", str(vault), "--corpus", "v", "--sync", "--strict"])
+    assert result.exit_code == 1 and "nothing was written" in result.output
+
+
+# ---- watch --------------------------------------------------------------------------------------
+
+
+def test_watch_picks_up_a_change(engine: CueRag, tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    lumen = write(vault / "lumen-x3.md", LUMEN_45)
+    reports: queue.Queue[IndexReport] = queue.Queue()
+    stop = threading.Event()
+    watcher = threading.Thread(
+        target=watch_folder,
+        args=(engine, "watched", vault),
+        kwargs={"on_report": reports.put, "stop": stop, "debounce_ms": 100},
+    )
+    watcher.start()
+    try:
+        first = reports.get(timeout=120)  # the first sync runs once the watcher is in place
+        assert paths_of(first.added) == ["lumen-x3.md"]
+        write(vault / ".obsidian" / "workspace.json", "{}")  # a dot-folder change wakes nothing
+        lumen.write_text(LUMEN_50)
+        report = reports.get(timeout=120)
+        while not report.changed:  # an editor may write in more than one step
+            report = reports.get(timeout=120)
+        assert paths_of(report.changed) == ["lumen-x3.md"]
+        assert any("50 megapixels" in t for t in texts(engine, "watched"))
+        assert not any("45 megapixels" in t for t in texts(engine, "watched"))
+    finally:
+        stop.set()
+        watcher.join(timeout=60)
+    assert not watcher.is_alive()
