@@ -27,7 +27,7 @@ from cuerag.documents import Document, check_documents, dedupe_documents
 from cuerag.errors import CorpusNotFoundError, CueRagError, InputError, InvalidNameError, ParameterError, StoreError
 from cuerag.folders import FileCheck, WalkRules, walk_paths
 from cuerag.graph import KINDS, Graph, collection_name, corpus_of_collection, load_graph, updated_graph
-from cuerag.index import Indexer, IndexReport, Progress
+from cuerag.index import Indexer, IndexReport, Progress, index_shape
 from cuerag.llm import LLM, LLMUsage, make_llm, require_llm
 from cuerag.models import Models, load_models
 from cuerag.retrieval import METHODS, Method, RetrievalResult, Retriever
@@ -262,7 +262,8 @@ class CueRag:
             require_llm(self.llm, f"alpha={self.settings.alpha}")
         with self._writer(corpus):
             exists = self.store.has_collection(collection_name(corpus, "chunks"))
-            plan = plan_sync(walk, self.graph(corpus) if exists else None, sync=sync, strict=strict)
+            graph = self.graph(corpus) if exists else None
+            plan = plan_sync(walk, graph, sync=sync, strict=strict, shape=index_shape(self.settings))
             read_seconds = time.perf_counter() - started
             inline = check_documents(documents) if documents else []
             docs = dedupe_documents([*plan.documents, *inline])
@@ -282,6 +283,8 @@ class CueRag:
                 report.totals = deleted.totals
         report.added, report.changed, report.removed = plan.added, plan.changed, plan.removed
         report.skipped, report.failed = plan.skipped, plan.failed
+        report.documents_unchanged += plan.unchanged_documents
+        report.chunks_kept += plan.unchanged_chunks
         report.stage_seconds = {"read": round(read_seconds, 3), **report.stage_seconds}
         report.elapsed_seconds = round(time.perf_counter() - started, 3)
         log.info(

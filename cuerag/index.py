@@ -208,7 +208,7 @@ class Indexer:
         """Chunk every document; sort its chunks into unchanged, replaced and new."""
         pending = _Pieces()
         existing_by_doc = graph.doc_chunks()
-        variant = "title-entities" if self._settings.title_entities else ""
+        variant = chunk_variant(self._settings)
         for n, doc in enumerate(docs, start=1):
             pieces = self._text.chunk(
                 doc.title,
@@ -342,6 +342,17 @@ class Indexer:
         # Replaced chunks go last, once their successors are stored.
         self._store.delete(collection_name(corpus, CHUNKS), plan.stale_chunks)
         return Written(chunk_points, unit_points, entity_points, plan.stale_chunks)
+
+
+def chunk_variant(settings: Settings) -> str:
+    """The index settings that shape a chunk's payload beyond its text: part of its id."""
+    return "title-entities" if settings.title_entities else ""
+
+
+def index_shape(settings: Settings) -> str:
+    """Every index setting that decides what a file's chunks are. It goes into a file's stored
+    hash (cuerag.sync), so that changing one re-reads the files instead of skipping them."""
+    return f"{settings.chunk_tokens}:{settings.chunk_overlap}:{chunk_variant(settings)}"
 
 
 _PROVENANCE = ("source", "root", "file_hash")

@@ -39,6 +39,7 @@ class StoredFile:
     when its chunks disagree, as after a run killed half-way)."""
 
     doc_ids: set[str] = field(default_factory=set)
+    chunks: int = 0
     file_hash: str | None = None
     hashes: set[str] = field(default_factory=set)
 
@@ -54,11 +55,18 @@ class SyncPlan:
     removed: list[FileOutcome] = field(default_factory=list)
     skipped: list[FileOutcome] = field(default_factory=list)
     failed: list[FileOutcome] = field(default_factory=list)
+    unchanged_documents: int = 0  # in skipped files
+    unchanged_chunks: int = 0
 
 
-def file_hash(file: FoundFile) -> str:
+def file_hash(file: FoundFile, shape: str) -> str:
+    """The sha256 of the index settings that shape chunks (`shape`) and the file's bytes: equal
+    hashes mean the file would index to the same chunks."""
+    digest = hashlib.sha256(shape.encode() + b"\x00")
     with file.path.open("rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
+        while block := f.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def stored_files(graph: Graph | None) -> dict[str, StoredFile]:
@@ -73,6 +81,7 @@ def stored_files(graph: Graph | None) -> dict[str, StoredFile]:
             continue
         entry = out.setdefault(f"{payload[ROOT]}/{payload[SOURCE]}", StoredFile())
         entry.doc_ids.add(payload["doc_id"])
+        entry.chunks += 1
         entry.hashes.add(str(payload.get(FILE_HASH, "")))
     for entry in out.values():
         entry.file_hash = next(iter(entry.hashes)) if len(entry.hashes) == 1 else None
@@ -97,9 +106,10 @@ def read_file(file: FoundFile, digest: str) -> list[Document]:
     ]
 
 
-def plan_sync(walk: Walk, graph: Graph | None, *, sync: bool, strict: bool) -> SyncPlan:
-    """Read what changed and decide what goes. With `strict`, the first bad file raises InputError
-    (nothing has been written yet); otherwise it is listed in `failed` and the rest go on."""
+def plan_sync(walk: Walk, graph: Graph | None, *, sync: bool, strict: bool, shape: str = "") -> SyncPlan:
+    """Read what changed and decide what goes (`shape`: see `file_hash`). With `strict`, the
+    first bad file raises InputError (nothing has been written yet); otherwise it is listed in
+    `failed` and the rest go on."""
     plan = SyncPlan()
     stored = stored_files(graph)
     keep: set[str] = set()
@@ -113,9 +123,11 @@ def plan_sync(walk: Walk, graph: Graph | None, *, sync: bool, strict: bool) -> S
         before = stored.get(location)
         shown_path = shown(file.path)
         try:
-            digest = file_hash(file)
+            digest = file_hash(file, shape)
             if before is not None and before.file_hash == digest:
                 plan.skipped.append(FileOutcome(path=shown_path, reason="unchanged"))
+                plan.unchanged_documents += len(before.doc_ids)
+                plan.unchanged_chunks += before.chunks
                 keep |= before.doc_ids
                 continue
             docs = read_file(file, digest)

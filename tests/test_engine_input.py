@@ -22,7 +22,7 @@ def test_missing_path_creates_nothing(engine: CueRag, tmp_path: Path) -> None:
     assert engine.store.list_collections() == []
 
 
-def test_good_and_malformed_file_in_a_folder_writes_nothing(engine: CueRag, tmp_path: Path) -> None:
+def test_good_and_malformed_file_in_a_folder_writes_nothing_when_strict(engine: CueRag, tmp_path: Path) -> None:
     folder = tmp_path / "in"
     folder.mkdir()
     (folder / "a-good.json").write_text(
@@ -30,9 +30,13 @@ def test_good_and_malformed_file_in_a_folder_writes_nothing(engine: CueRag, tmp_
     )
     (folder / "b-bad.json").write_text('[{"title": "Bad", "text": "broken"')
     with pytest.raises(InputError, match=r"b-bad\.json: not valid JSON"):
-        engine.index_paths("fresh", [folder])
+        engine.index_paths("fresh", [folder], strict=True)
     assert engine.corpora() == []
     assert engine.store.list_collections() == []
+    # Without strict, the bad file is a line in the report and the good one is indexed.
+    report = engine.index_paths("fresh", [folder])
+    assert [(Path(f.path).name, f.reason[:14]) for f in report.failed] == [("b-bad.json", "not valid JSON")]
+    assert engine.info("fresh").documents == 1
 
 
 def test_bad_input_leaves_an_existing_corpus_untouched(engine: CueRag, tmp_path: Path) -> None:
@@ -45,7 +49,7 @@ def test_bad_input_leaves_an_existing_corpus_untouched(engine: CueRag, tmp_path:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"title": "A", "text": "ok"}\n{oops}\n')
     with pytest.raises(InputError, match="line 2 is not valid JSON"):
-        engine.index_paths("kept", [good, bad])
+        engine.index_paths("kept", [good, bad], strict=True)
     with pytest.raises(InputError, match="path not found"):
         engine.index_paths("kept", [good, tmp_path / "nope.md"])
 

@@ -57,7 +57,7 @@ def test_an_edited_file_replaces_its_earlier_version(engine: CueRag, tmp_path: P
 
     lumen.write_text(LUMEN_50)
     report = engine.index_paths("cams", [folder])
-    assert (report.documents_added, report.documents_replaced, report.documents_unchanged) == (0, 1, 0)
+    assert (report.documents_added, report.documents_replaced, report.documents_unchanged) == (0, 1, 1)
     assert paths_of(report.changed) == ["lumen-x3.md"] and paths_of(report.skipped) == ["orbit-z.md"]
     assert report.chunks_removed == 1
     assert engine.info("cams").documents == 2
@@ -92,7 +92,7 @@ def test_sync_follows_the_folder_and_ends_equal_to_a_fresh_index(make_engine, tm
 
     again = engine.index_paths("vault", [vault], sync=True)  # nothing changed: every file skipped unread
     assert len(again.skipped) == 4 and not (again.added or again.changed or again.removed or again.failed)
-    assert (again.documents_added, again.documents_unchanged, again.chunks_added) == (0, 0, 0)
+    assert (again.documents_added, again.documents_unchanged, again.chunks_added) == (0, 5, 0)
 
     (vault / "lumen-x3.md").write_text(LUMEN_50)  # changed
     (vault / "orbit-z.md").unlink()  # removed
@@ -105,7 +105,8 @@ def test_sync_follows_the_folder_and_ends_equal_to_a_fresh_index(make_engine, tm
     assert paths_of(report.removed) == ["orbit-z.md"]
     assert paths_of(report.skipped) == ["batteries.txt"]
     assert report.documents_removed == 2  # orbit-z.md, and the strap record
-    assert (report.documents_added, report.documents_replaced, report.documents_unchanged) == (1, 1, 1)
+    # Unchanged: batteries.txt (skipped unread) and the tripod record of the changed gear.json.
+    assert (report.documents_added, report.documents_replaced, report.documents_unchanged) == (1, 1, 2)
     assert sorted(set(engine.graph("vault").chunk_docs)) == [
         "guide/batteries.txt",
         "guide/lenses.md",
