@@ -11,16 +11,21 @@ from pathlib import Path
 
 import pytest
 from conftest import assert_graphs_equal, point_counts
+from mcp import Client
 from typer.testing import CliRunner
 
 from cuerag.cli import app
+from cuerag.config import Settings
 from cuerag.documents import make_document
 from cuerag.engine import CueRag
 from cuerag.errors import InputError
 from cuerag.folders import WalkRules, walk_paths
 from cuerag.graph import load_graph
 from cuerag.index import IndexReport
+from cuerag.models import Models
 from cuerag.watch import watch_folder
+from server.app import build_server
+from server.config import ServerSettings
 
 LUMEN_45 = "# Lumen X3\n\nThe Lumen X3 camera has a full-frame sensor with 45 megapixels.\n"
 LUMEN_50 = "# Lumen X3\n\nThe Lumen X3 camera has a full-frame sensor with 50 megapixels.\n"
@@ -324,3 +329,57 @@ def test_watch_picks_up_a_change(engine: CueRag, tmp_path: Path) -> None:
         stop.set()
         watcher.join(timeout=60)
     assert not watcher.is_alive()
+
+
+# ---- the MCP tool -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_mcp_index_corpus_sync_strict_and_file_lists(models: Models, tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    make_vault(vault)
+    server = build_server(
+        Settings(data_dir=tmp_path / "data"),
+        ServerSettings(allowed_roots=[vault]),
+        engine_factory=lambda s: CueRag(s, models=models),
+    )
+
+    async def index(**args: object) -> dict:
+        result = await client.call_tool("index_corpus", {"corpus": "v", "paths": [str(vault)], **args})
+        assert not result.is_error, result.content[0].text  # type: ignore[union-attr]
+        assert result.structured_content is not None
+        return result.structured_content
+
+    def names(files: list[dict]) -> list[str]:
+        return sorted(Path(f["path"]).name for f in files)
+
+    async with Client(server) as client:
+        first = await index(sync=True)
+        assert names(first["added"]) == ["batteries.txt", "gear.json", "lumen-x3.md", "orbit-z.md"]
+        (vault / "orbit-z.md").unlink()
+        (vault / "lumen-x3.md").write_text(LUMEN_50)
+        write(vault / "broken.json", "{")
+        report = await index(sync=True)
+        assert names(report["changed"]) == ["lumen-x3.md"] and names(report["removed"]) == ["orbit-z.md"]
+        assert names(report["skipped"]) == ["batteries.txt", "gear.json"]
+        assert [(Path(f["path"]).name, f["reason"][:14]) for f in report["failed"]] == [
+            ("broken.json", "not valid JSON")
+        ]
+        assert report["documents_removed"] == 1 and report["totals"]["documents"] == 4
+
+        strict = await client.call_tool("index_corpus", {"corpus": "v", "paths": [str(vault)], "strict": True})
+        assert strict.is_error and "nothing was written" in strict.content[0].text  # type: ignore[union-attr]
+
+        narrowed = await index(sync=True, exclude=["guide/", "broken.json"])
+        assert names(narrowed["removed"]) == ["batteries.txt"] and not narrowed["failed"]
+        hits = await client.call_tool("dense_search", {"corpus": "v", "query": "How many megapixels?"})
+        assert {h["doc_id"] for h in hits.structured_content["chunks"]} == {  # type: ignore[index]
+            "lumen-x3.md",
+            "tripod",
+            "strap",
+        }

@@ -575,12 +575,19 @@ def test_cli_bytes_that_are_not_utf8(cli: Cli) -> None:
     binary.write_bytes(b"Narvik\x00\x01\x02 is a port.")
     escaped = write(cli.files / "escaped.jsonl", '{"id": "cafe", "title": "Cafe", "text": "caf\\udce9 au lait"}\n')
     cli.refused(
-        # One bad file stops the run: the good file beside it is not indexed either.
-        Bad(["index", str(folder), "--corpus", "enc"], ["file is not valid UTF-8 (byte 3)", "b-latin1.txt"]),
+        # With --strict, one bad file stops the run: the good file beside it is not indexed either.
+        Bad(
+            ["index", str(folder), "--corpus", "enc", "--strict"],
+            ["file is not valid UTF-8 (byte 3)", "b-latin1.txt", "nothing was written"],
+        ),
         Bad(["index", str(binary), "--corpus", "enc"], ["file looks binary (NUL bytes)", "binary.txt"]),
         Bad(["index", str(escaped), "--corpus", "enc"], ["document 'cafe'", "lone surrogate"]),
         Bad(["index", f"{cli.files}/x\x00.txt", "--corpus", "enc"], ["Invalid value for 'paths'", "null byte"], 2),
     )
+    # Without it, the bad file is a line in the report and the good one is indexed.
+    report = cli.elsewhere("enc").json("index", str(folder), "--corpus", "enc")
+    assert [f["reason"] for f in report["failed"]] == ["file is not valid UTF-8 (byte 3); convert it to UTF-8 first"]
+    assert report["documents_added"] == 1
 
 
 def test_cli_file_name_that_is_not_utf8(cli: Cli) -> None:
