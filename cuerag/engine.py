@@ -262,16 +262,19 @@ class CueRag:
             require_llm(self.llm, f"alpha={self.settings.alpha}")
         with self._writer(corpus):
             exists = self.store.has_collection(collection_name(corpus, "chunks"))
-            graph = self.graph(corpus) if exists else None
+            loading = time.perf_counter()
+            graph = self.graph(corpus) if exists else None  # read from the store on a process's first use
+            load_seconds = time.perf_counter() - loading
             plan = plan_sync(walk, graph, sync=sync, strict=strict, shape=index_shape(self.settings))
-            read_seconds = time.perf_counter() - started
+            read_seconds = time.perf_counter() - started - load_seconds  # walk, hash, parse
             inline = check_documents(documents) if documents else []
             docs = dedupe_documents([*plan.documents, *inline])
-            if not docs and not plan.remove and not exists:
-                # Nothing could be read and there is no corpus to sync: an error, not an empty report.
-                if not plan.failed:
+            if not docs and not plan.remove and not plan.skipped:
+                # Nothing could be read and nothing was there already: an error, not an empty report.
+                if plan.failed:
+                    raise InputError("nothing to index: " + "; ".join(f"{f.path}: {f.reason}" for f in plan.failed))
+                if not exists:
                     raise no_files_error(paths)
-                raise InputError("nothing to index: " + "; ".join(f"{f.path}: {f.reason}" for f in plan.failed))
             if docs:
                 report = self._index_locked(corpus, docs, progress)
             else:
@@ -285,7 +288,7 @@ class CueRag:
         report.skipped, report.failed = plan.skipped, plan.failed
         report.documents_unchanged += plan.unchanged_documents
         report.chunks_kept += plan.unchanged_chunks
-        report.stage_seconds = {"read": round(read_seconds, 3), **report.stage_seconds}
+        report.stage_seconds = {"load": round(load_seconds, 3), "read": round(read_seconds, 3), **report.stage_seconds}
         report.elapsed_seconds = round(time.perf_counter() - started, 3)
         log.info(
             "indexed %s: %d files added, %d changed, %d removed, %d unchanged, %d failed",

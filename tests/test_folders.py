@@ -171,6 +171,19 @@ def test_sync_after_a_crash_between_writing_and_deleting_reaches_the_same_state(
     assert_graphs_equal(engine.graph("vault"), fresh.graph("vault"), atol=BATCH_ROUNDING)
 
 
+def test_a_moved_folder_is_repointed_without_embedding_again(engine: CueRag, tmp_path: Path) -> None:
+    make_vault(tmp_path / "before")
+    engine.index_paths("moved", [tmp_path / "before"], sync=True)
+    graph = engine.graph("moved")
+    (tmp_path / "before").rename(tmp_path / "after")
+    report = engine.index_paths("moved", [tmp_path / "after"], sync=True)
+    assert len(report.added) == 4 and report.chunks_added == 0 and report.documents_unchanged == 5
+    assert engine.graph("moved").chunk_ids == graph.chunk_ids
+    # The corpus now knows the folder by its new place: a file deleted there is removed by a sync.
+    (tmp_path / "after" / "orbit-z.md").unlink()
+    assert paths_of(engine.index_paths("moved", [tmp_path / "after"], sync=True).removed) == ["orbit-z.md"]
+
+
 # ---- ignore rules -------------------------------------------------------------------------------
 
 
