@@ -388,6 +388,11 @@ async def test_mcp_index_corpus_sync_strict_and_file_lists(models: Models, tmp_p
         strict = await client.call_tool("index_corpus", {"corpus": "v", "paths": [str(vault)], "strict": True})
         assert strict.is_error and "nothing was written" in strict.content[0].text  # type: ignore[union-attr]
 
+        # A file named explicitly in a format the reader does not know is refused, not read as text.
+        passwd = write(vault / "passwd", "root:x:0:0:root:/root:/bin/bash\n")
+        named = await client.call_tool("index_corpus", {"corpus": "v", "paths": [str(passwd)]})
+        assert named.is_error and "unsupported format '(none)'" in named.content[0].text  # type: ignore[union-attr]
+
         narrowed = await index(sync=True, exclude=["guide/", "broken.json"])
         assert names(narrowed["removed"]) == ["batteries.txt"] and not narrowed["failed"]
         hits = await client.call_tool("dense_search", {"corpus": "v", "query": "How many megapixels?"})
