@@ -77,7 +77,7 @@ class IndexReport(BaseModel):
     chunks_fallback: int = 0  # chunks selected for the LLM that fell back to sentences
     elapsed_seconds: float = 0.0
     llm_usage: dict[str, LLMUsage] = {}  # per stage; empty at alpha 0
-    # Runs over files and folders (CUE-RAG's `index_paths`): what happened to each file.
+    # Runs over files and folders (`CueRag.index_paths`): what happened to each file.
     documents_removed: int = 0  # by a sync: documents of files gone from the folder
     added: list[FileOutcome] = []  # files read for the first time
     changed: list[FileOutcome] = []  # files whose content hash changed: read again, their documents replaced
