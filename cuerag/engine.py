@@ -24,7 +24,14 @@ from cuerag.answering import AnswerResult, generate_answer, llm_query_entities
 from cuerag.baselines import BM25Retriever, KeywordIndex, as_result, rrf
 from cuerag.config import QIterParams, Settings
 from cuerag.documents import Document, check_documents, dedupe_documents, load_paths
-from cuerag.errors import CorpusNotFoundError, CueRagError, InvalidNameError, ParameterError, StoreError
+from cuerag.errors import (
+    CorpusNotFoundError,
+    CueRagError,
+    InvalidNameError,
+    ParameterError,
+    ReadOnlyError,
+    StoreError,
+)
 from cuerag.graph import KINDS, Graph, collection_name, corpus_of_collection, load_graph, updated_graph
 from cuerag.index import Indexer, IndexReport, Progress
 from cuerag.llm import LLM, LLMUsage, make_llm, require_llm
@@ -102,7 +109,9 @@ class CueRag:
         self.models = models or load_models(self.settings)
         self.store = store or open_store(self.settings)
         self._owns_llm = llm is None
-        self.llm = llm or make_llm(self.settings, cache_dir=self.settings.data_dir)
+        # Read-only: the answer cache would be a write into the data directory.
+        cache_dir = None if self.settings.read_only else self.settings.data_dir
+        self.llm = llm or make_llm(self.settings, cache_dir=cache_dir)
         self.text = TextTools()
         self._graphs: dict[str, Graph] = {}
         self._graph_lock = threading.Lock()
@@ -127,10 +136,26 @@ class CueRag:
             graph = self._graphs.get(corpus)
         if graph is None:
             self._check_dim(corpus)
-            graph = load_graph(self.store, corpus, dim=self.models.embedder.dim)
+            graph = self._opened(corpus, load_graph(self.store, corpus, dim=self.models.embedder.dim))
             with self._graph_lock:
                 graph = self._graphs.setdefault(corpus, graph)
         return graph
+
+    def _opened(self, corpus: str, graph: Graph) -> Graph:
+        """A freshly read snapshot, with the orphans a killed run left in the store deleted, so the
+        store holds what the graph holds. Skipped when read-only, and when a writer holds the
+        corpus (it may be writing those very points, and collects orphans when it ends)."""
+        if self.settings.read_only or not (graph.orphan_unit_ids or graph.orphan_entity_ids):
+            return graph
+        with self._graph_lock:
+            lock = self._writers.setdefault(corpus, threading.Lock())
+        if not lock.acquire(blocking=False):
+            return graph
+        try:
+            fresh, _, _ = self._collect_orphans(corpus, graph, earlier=graph)
+            return fresh
+        finally:
+            lock.release()
 
     def info(self, corpus: str) -> CorpusInfo:
         sizes = self.graph(corpus).sizes
@@ -168,6 +193,8 @@ class CueRag:
     # -- indexing --
 
     def _writer(self, corpus: str) -> _WriterGuard:
+        if self.settings.read_only:
+            raise ReadOnlyError(f"this engine is read-only: corpus {corpus!r} cannot be changed")
         with self._graph_lock:
             lock = self._writers.setdefault(corpus, threading.Lock())
         return _WriterGuard(lock, corpus)
@@ -211,25 +238,26 @@ class CueRag:
                 entities=written.entities,
                 removed_chunks=written.removed_chunks,
             )
-            fresh = self._collect_orphans(corpus, updated, earlier=graph)
+            fresh, _, _ = self._collect_orphans(corpus, updated, earlier=graph)
             with self._graph_lock:
                 self._graphs[corpus] = fresh
             report.totals = fresh.sizes
         log.info("indexed %s: %s", corpus, report.model_dump(exclude={"totals", "stage_seconds"}))
         return report
 
-    def _collect_orphans(self, corpus: str, graph: Graph, *, earlier: Graph) -> Graph:
+    def _collect_orphans(self, corpus: str, graph: Graph, *, earlier: Graph) -> tuple[Graph, int, int]:
         """Delete stored units and entities that no live chunk reaches: those the last change left
         unreachable, and those an earlier, killed run left behind (found when the store was read)
         unless this run made them live. Runs under the writer lock, after the run's chunks are
-        stored, so it never removes what a run still needs."""
+        stored, so it never removes what a run still needs. Returns the graph and how many units
+        and entities were deleted."""
         units = sorted({*graph.orphan_unit_ids, *earlier.orphan_unit_ids} - graph.unit_pos.keys())
         entities = sorted({*graph.orphan_entity_ids, *earlier.orphan_entity_ids} - graph.entity_pos.keys())
         self.store.delete(collection_name(corpus, "units"), units)
         self.store.delete(collection_name(corpus, "entities"), entities)
         if units or entities:
             log.info("removed %d orphan units and %d orphan entities from %s", len(units), len(entities), corpus)
-        return dataclasses.replace(graph, orphan_unit_ids=[], orphan_entity_ids=[])
+        return dataclasses.replace(graph, orphan_unit_ids=[], orphan_entity_ids=[]), len(units), len(entities)
 
     def index_paths(self, corpus: str, paths: Sequence[str | Path], *, progress: Progress | None = None) -> IndexReport:
         """Read and validate every file first, then index; a bad file stops the run before any write."""
@@ -249,7 +277,7 @@ class CueRag:
             chunk_ids = [graph.chunk_ids[c] for d in found for c in by_doc[d]]
             self.store.delete(collection_name(corpus, "chunks"), chunk_ids)
             loaded = updated_graph(graph, removed_chunks=chunk_ids)
-            fresh = self._collect_orphans(corpus, loaded, earlier=graph)
+            fresh, units_removed, entities_removed = self._collect_orphans(corpus, loaded, earlier=graph)
             with self._graph_lock:
                 self._graphs[corpus] = fresh
         return DeleteReport(
@@ -257,8 +285,8 @@ class CueRag:
             documents_deleted=found,
             not_found=[d for d in doc_ids if d not in by_doc],
             chunks_deleted=len(chunk_ids),
-            units_removed=len(loaded.orphan_unit_ids),
-            entities_removed=len(loaded.orphan_entity_ids),
+            units_removed=units_removed,  # the deleted documents' own, and any a killed run left
+            entities_removed=entities_removed,
             totals=fresh.sizes,
         )
 

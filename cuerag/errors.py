@@ -38,6 +38,19 @@ class StoreError(CueRagError):
     """The vector store refused an operation or holds an incompatible index."""
 
 
+class ReadOnlyError(CueRagError):
+    """A write asked of an engine opened read-only."""
+
+
+class StorageFullError(StoreError):
+    """Too little free space on the data directory's filesystem for a write (and its margin)."""
+
+
+class Cancelled(CueRagError):
+    """The caller cancelled an index run; it stopped between two steps, leaving the corpus as a
+    killed run would (earlier data intact; a rerun completes it)."""
+
+
 class LLMError(CueRagError):
     """The configured LLM cannot be used: unreachable after retries, a wrong key, an unknown model."""
 

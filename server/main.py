@@ -11,6 +11,7 @@ from cuerag import Settings
 from server.app import build_server
 from server.auth import BearerTokenMiddleware
 from server.config import ServerSettings
+from server.security import transport_security
 
 
 def parse_args(argv: list[str] | None = None) -> tuple[Settings, ServerSettings]:
@@ -20,13 +21,25 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, ServerSettings]
     parser.add_argument("--port", type=int, help="HTTP port (default 8765).")
     parser.add_argument("--token", help="Bearer token required from HTTP clients [env CUERAG_MCP_TOKEN].")
     parser.add_argument("--read-only", action="store_true", default=None, help="Hide index and delete tools.")
-    parser.add_argument("--allowed-root", action="append", dest="allowed_roots", help="Folder index_corpus may read.")
+    parser.add_argument(
+        "--allowed-root",
+        action="append",
+        dest="allowed_roots",
+        help="Folder index_corpus may read (repeatable); none: indexing by path is off.",
+    )
+    parser.add_argument(
+        "--allowed-origin",
+        action="append",
+        dest="allowed_origins",
+        help="Browser origin allowed to call the HTTP server, e.g. https://app.example (repeatable).",
+    )
     parser.add_argument("--data-dir", help="Where indexes live [env CUERAG_DATA_DIR].")
     args = parser.parse_args(argv)
     server_overrides: dict[str, Any] = {
         k: v
         for k, v in vars(args).items()
-        if v is not None and k in {"transport", "host", "port", "token", "read_only", "allowed_roots"}
+        if v is not None
+        and k in {"transport", "host", "port", "token", "read_only", "allowed_roots", "allowed_origins"}
     }
     engine_overrides: dict[str, Any] = {"data_dir": args.data_dir} if args.data_dir else {}
     return Settings(**engine_overrides), ServerSettings(**server_overrides)
@@ -46,7 +59,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     import uvicorn
 
-    app: Any = server.streamable_http_app(host=server_settings.host)
+    app: Any = server.streamable_http_app(
+        host=server_settings.host, transport_security=transport_security(server_settings)
+    )
     if server_settings.token is not None:
         app = BearerTokenMiddleware(app, server_settings.token.get_secret_value())
     uvicorn.run(app, host=server_settings.host, port=server_settings.port, log_level="warning")

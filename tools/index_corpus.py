@@ -19,6 +19,15 @@ _STAGES = ("split", "ner", "embed entities", "embed units", "embed chunks", "sto
 _LLM_STAGES = ("split", "extract", *_STAGES[1:])  # at α > 0 the LLM works between split and NER
 
 
+# Said to an agent that will relay it to a person: what to do, in the places they can do it.
+PATHS_OFF = (
+    "reading files by path is turned off on this server: no folder has been allowed. Ask the user to "
+    "allow a folder by starting the server with `--allowed-root /path/to/folder` (for Claude Desktop: "
+    'add "--allowed-root", "/path/to/folder" to this server\'s "args" in claude_desktop_config.json, '
+    "then restart it). Meanwhile, pass the text itself as `documents` (title and text)."
+)
+
+
 class DocumentInput(BaseModel):
     # A misspelt key (`doc_id`, `titel`) would otherwise be dropped without a word.
     model_config = ConfigDict(extra="forbid")
@@ -58,6 +67,8 @@ async def index_corpus(
     state = state_of(ctx)
     if not paths and not documents:
         raise ToolError("nothing to index: give `paths` or `documents`")
+    if paths and not state.allowed_roots:
+        raise ToolError(PATHS_OFF)
     portal_progress = _ProgressReporter(ctx, _LLM_STAGES if state.engine.settings.alpha > 0 else _STAGES)
 
     def run() -> IndexReport:

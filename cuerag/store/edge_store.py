@@ -41,13 +41,23 @@ def _vector_of(raw: object) -> np.ndarray | None:
     return None if raw is None else np.asarray(raw, dtype=np.float32)
 
 
-def _lock_directory(root: Path) -> IO[str]:
+def _lock_directory(root: Path, *, read_only: bool = False) -> IO[str] | None:
     """Hold an exclusive lock on the store directory for this process's lifetime. qdrant-edge
     cannot share a shard between processes (its write-ahead log is single-writer), so a second
-    process gets a clear error instead of a WAL failure."""
-    handle = (root / ".lock").open("a+")
+    process gets a clear error instead of a WAL failure. A read-only store takes a shared lock on
+    the file as it is, creating and writing nothing (a read-only directory may not even hold one:
+    then no writer can be there either)."""
+    if read_only:
+        try:
+            handle = (root / ".lock").open("r")
+        except FileNotFoundError:
+            return None
+        mode = fcntl.LOCK_SH
+    else:
+        handle = (root / ".lock").open("a+")
+        mode = fcntl.LOCK_EX
     try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(handle, mode | fcntl.LOCK_NB)
     except BlockingIOError as exc:
         handle.seek(0)
         holder = handle.read().strip() or "another process"
@@ -56,6 +66,8 @@ def _lock_directory(root: Path) -> IO[str]:
             f"the embedded index at {root} is open in {holder}; stop it first, or run a Qdrant server "
             "(CUERAG_QDRANT_URL) to share one index between processes"
         ) from exc
+    if read_only:
+        return handle
     handle.seek(0)
     handle.truncate()
     handle.write(f"process {os.getpid()}")
@@ -67,10 +79,12 @@ class EdgeStore:
     """Collections as qdrant-edge shards under `root`. Each shard is guarded by its own lock:
     the engine is called from several threads (the MCP server's worker pool)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, read_only: bool = False) -> None:
         self._root = root
-        self._root.mkdir(parents=True, exist_ok=True)
-        self._lock_file = _lock_directory(root)
+        self._read_only = read_only
+        if not read_only:
+            self._root.mkdir(parents=True, exist_ok=True)
+        self._lock_file = _lock_directory(root, read_only=read_only) if root.is_dir() else None
         self._shards: dict[str, EdgeShard] = {}
         self._locks: dict[str, threading.RLock] = {}
         self._registry_lock = threading.Lock()
@@ -93,12 +107,19 @@ class EdgeStore:
             return shard, self._locks[name]
 
     def list_collections(self) -> list[str]:
+        if not self._root.is_dir():  # a read-only store over a data directory never written
+            return []
         return sorted(p.name for p in self._root.iterdir() if (p / _CONFIG_FILE).exists())
+
+    def _writable(self) -> None:
+        if self._read_only:
+            raise StoreError(f"the index at {self._root} is open read-only")
 
     def has_collection(self, name: str) -> bool:
         return (self._dir(name) / _CONFIG_FILE).exists()
 
     def create_collection(self, name: str, dim: int) -> None:
+        self._writable()
         path = self._dir(name)
         with self._registry_lock:
             if (path / _CONFIG_FILE).exists():
@@ -116,6 +137,7 @@ class EdgeStore:
         return int(config["vectors"][""]["size"])
 
     def drop_collection(self, name: str) -> None:
+        self._writable()
         with self._registry_lock:
             shard = self._shards.pop(name, None)
             self._locks.pop(name, None)
@@ -124,6 +146,7 @@ class EdgeStore:
             shutil.rmtree(self._dir(name), ignore_errors=True)
 
     def upsert(self, name: str, points: Sequence[StoredPoint]) -> None:
+        self._writable()
         if not points:
             return
         shard, lock = self._shard(name)
@@ -164,6 +187,7 @@ class EdgeStore:
                 return
 
     def delete(self, name: str, ids: Sequence[str]) -> None:
+        self._writable()
         if not ids:
             return
         shard, lock = self._shard(name)
@@ -178,9 +202,10 @@ class EdgeStore:
     def close(self) -> None:
         with self._registry_lock:
             for shard in self._shards.values():
-                shard.flush()
+                if not self._read_only:
+                    shard.flush()
                 shard.close()
             self._shards.clear()
             self._locks.clear()
-            if not self._lock_file.closed:
+            if self._lock_file is not None and not self._lock_file.closed:
                 self._lock_file.close()  # releases the directory lock
