@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -23,17 +24,20 @@ from pydantic import BaseModel, ValidationError
 from cuerag.answering import AnswerResult, generate_answer, llm_query_entities
 from cuerag.baselines import BM25Retriever, KeywordIndex, as_result, rrf
 from cuerag.config import QIterParams, Settings
+from cuerag.diskspace import MB, FreeBytes, SpaceGuard, disk_free
 from cuerag.documents import Document, check_documents, dedupe_documents, load_paths
 from cuerag.errors import (
+    Cancelled,
     CorpusNotFoundError,
     CueRagError,
     InvalidNameError,
     ParameterError,
     ReadOnlyError,
+    StorageFullError,
     StoreError,
 )
 from cuerag.graph import KINDS, Graph, collection_name, corpus_of_collection, load_graph, updated_graph
-from cuerag.index import Indexer, IndexReport, Progress
+from cuerag.index import Indexer, IndexReport, Progress, ShouldStop
 from cuerag.llm import LLM, LLMUsage, make_llm, require_llm
 from cuerag.models import Models, load_models
 from cuerag.retrieval import METHODS, Method, RetrievalResult, Retriever
@@ -104,6 +108,7 @@ class CueRag:
         models: Models | None = None,
         store: VectorStore | None = None,
         llm: LLM | None = None,
+        free_bytes: FreeBytes = disk_free,
     ) -> None:
         self.settings = settings or Settings()
         self.models = models or load_models(self.settings)
@@ -113,6 +118,7 @@ class CueRag:
         cache_dir = None if self.settings.read_only else self.settings.data_dir
         self.llm = llm or make_llm(self.settings, cache_dir=cache_dir)
         self.text = TextTools()
+        self._free_bytes = free_bytes  # the data directory's free space (tests pass a full disk)
         self._graphs: dict[str, Graph] = {}
         self._graph_lock = threading.Lock()
         self._writers: dict[str, threading.Lock] = {}
@@ -145,7 +151,7 @@ class CueRag:
         """A freshly read snapshot, with the orphans a killed run left in the store deleted, so the
         store holds what the graph holds. Skipped when read-only, and when a writer holds the
         corpus (it may be writing those very points, and collects orphans when it ends)."""
-        if self.settings.read_only or not (graph.orphan_unit_ids or graph.orphan_entity_ids):
+        if self.settings.read_only or not (graph.orphan_unit_ids or graph.orphan_entity_ids or graph.orphan_chunk_ids):
             return graph
         with self._graph_lock:
             lock = self._writers.setdefault(corpus, threading.Lock())
@@ -200,9 +206,16 @@ class CueRag:
         return _WriterGuard(lock, corpus)
 
     def index_documents(
-        self, corpus: str, documents: Sequence[Document], *, progress: Progress | None = None
+        self,
+        corpus: str,
+        documents: Sequence[Document],
+        *,
+        progress: Progress | None = None,
+        should_stop: ShouldStop | None = None,
     ) -> IndexReport:
-        """Add documents to a corpus (created if new). Unchanged documents cost nothing."""
+        """Add documents to a corpus (created if new). Unchanged documents cost nothing.
+        `should_stop` is asked between stages and batches; when it says True the run stops with
+        `Cancelled`, having made nothing of itself visible."""
         validate_corpus_name(corpus)
         docs = check_documents(dedupe_documents(documents))
         if self.settings.alpha > 0:
@@ -210,11 +223,20 @@ class CueRag:
         with self._writer(corpus):
             dim = self.models.embedder.dim
             created = not self.store.has_collection(collection_name(corpus, "chunks"))
+            space = self._space_guard()
+            if created and space is not None:
+                space.require_collections(len(KINDS), f"creating corpus {corpus!r}")
             for kind in KINDS:
                 self.store.create_collection(collection_name(corpus, kind), dim)
             graph = self.graph(corpus)
             indexer = Indexer(
-                settings=self.settings, models=self.models, text=self.text, store=self.store, llm=self.llm
+                settings=self.settings,
+                models=self.models,
+                text=self.text,
+                store=self.store,
+                llm=self.llm,
+                space=space,
+                should_stop=should_stop,
             )
             try:
                 report, written = indexer.run(corpus, docs, graph, progress=progress)
@@ -227,8 +249,12 @@ class CueRag:
                 else:
                     with self._graph_lock:
                         self._graphs.pop(corpus, None)
+                    if isinstance(sys.exc_info()[1], Cancelled | StorageFullError):
+                        # A stop the engine chose: clear what the run wrote now, not at next open.
+                        self._discard_run(corpus)
                 raise
-            if not (written.chunks or written.removed_chunks or graph.orphan_unit_ids or graph.orphan_entity_ids):
+            orphans = graph.orphan_unit_ids or graph.orphan_entity_ids or graph.orphan_chunk_ids
+            if not (written.chunks or written.removed_chunks or orphans):
                 report.totals = graph.sizes
                 return report  # nothing changed: the snapshot stands
             updated = updated_graph(
@@ -245,6 +271,19 @@ class CueRag:
         log.info("indexed %s: %s", corpus, report.model_dump(exclude={"totals", "stage_seconds"}))
         return report
 
+    def _space_guard(self) -> SpaceGuard | None:
+        """The free-space check for the embedded store (a Qdrant server minds its own disk)."""
+        if self.settings.qdrant_url:
+            return None
+        return SpaceGuard(self.settings.data_dir, self.settings.min_free_mb * MB, self._free_bytes)
+
+    def _discard_run(self, corpus: str) -> None:
+        """After a run stopped under the writer lock: delete what it wrote (none of it is live)."""
+        graph = load_graph(self.store, corpus, dim=self.models.embedder.dim)
+        fresh, _, _ = self._collect_orphans(corpus, graph, earlier=graph)
+        with self._graph_lock:
+            self._graphs[corpus] = fresh
+
     def _collect_orphans(self, corpus: str, graph: Graph, *, earlier: Graph) -> tuple[Graph, int, int]:
         """Delete stored units and entities that no live chunk reaches: those the last change left
         unreachable, and those an earlier, killed run left behind (found when the store was read)
@@ -253,11 +292,15 @@ class CueRag:
         and entities were deleted."""
         units = sorted({*graph.orphan_unit_ids, *earlier.orphan_unit_ids} - graph.unit_pos.keys())
         entities = sorted({*graph.orphan_entity_ids, *earlier.orphan_entity_ids} - graph.entity_pos.keys())
+        chunks = sorted({*graph.orphan_chunk_ids, *earlier.orphan_chunk_ids} - graph.chunk_pos.keys())
+        # Losing versions' chunks first: until they go, their units are still reachable from the store.
+        self.store.delete(collection_name(corpus, "chunks"), chunks)
         self.store.delete(collection_name(corpus, "units"), units)
         self.store.delete(collection_name(corpus, "entities"), entities)
         if units or entities:
             log.info("removed %d orphan units and %d orphan entities from %s", len(units), len(entities), corpus)
-        return dataclasses.replace(graph, orphan_unit_ids=[], orphan_entity_ids=[]), len(units), len(entities)
+        fresh = dataclasses.replace(graph, orphan_unit_ids=[], orphan_entity_ids=[], orphan_chunk_ids=[])
+        return fresh, len(units), len(entities)
 
     def index_paths(self, corpus: str, paths: Sequence[str | Path], *, progress: Progress | None = None) -> IndexReport:
         """Read and validate every file first, then index; a bad file stops the run before any write."""

@@ -21,8 +21,8 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_expo
 
 from cuerag.config import Settings
 from cuerag.errors import LLMError, LLMRefusedError, ParameterError
-from cuerag.redact import redact_urls_in
 from cuerag.llm_cache import ResponseCache
+from cuerag.redact import redact_urls_in
 
 log = logging.getLogger(__name__)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -13,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cuerag import Document, IndexReport, InputError, load_paths, make_document
 from tools.common import AppState, Corpus, run_engine, state_of, tool
+
+log = logging.getLogger(__name__)
 
 # Indexing stages in the order the engine runs them; progress is reported over all of them.
 _STAGES = ("split", "ner", "embed entities", "embed units", "embed chunks", "store")
@@ -70,6 +74,7 @@ async def index_corpus(
     if paths and not state.allowed_roots:
         raise ToolError(PATHS_OFF)
     portal_progress = _ProgressReporter(ctx, _LLM_STAGES if state.engine.settings.alpha > 0 else _STAGES)
+    stop_requested = _cancel_check()
 
     def run() -> IndexReport:
         docs: list[Document] = []
@@ -83,9 +88,27 @@ async def index_corpus(
                 )
             )
         docs.extend(make_document(d.title, d.text, d.id) for d in documents)
-        return state.engine.index_documents(corpus, docs, progress=portal_progress)
+        return state.engine.index_documents(corpus, docs, progress=portal_progress, should_stop=stop_requested)
 
     return await run_engine(run)
+
+
+def _cancel_check() -> Callable[[], bool]:
+    """For the engine's worker thread: has this call been cancelled? The SDK cancels the handler
+    when the client sends `notifications/cancelled`, and every handler when the client goes away
+    (stdin closed, session ended), but a worker thread runs on unless it asks; so the engine asks
+    this between stages and batches."""
+    cancelled = anyio.get_cancelled_exc_class()  # read here: the worker thread has no event loop
+
+    def stop_requested() -> bool:
+        try:
+            anyio.from_thread.check_cancelled()
+        except cancelled:
+            log.warning("index_corpus cancelled by the client; stopping at the next step")
+            return True
+        return False
+
+    return stop_requested
 
 
 class _ProgressReporter:

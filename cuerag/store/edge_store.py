@@ -8,9 +8,10 @@ import os
 import re
 import shutil
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from functools import wraps
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, ParamSpec, TypeVar
 
 import numpy as np
 from qdrant_edge import (
@@ -28,6 +29,32 @@ from qdrant_edge import (
 
 from cuerag.errors import StoreError
 from cuerag.store.base import Hit, StoredPoint
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _named_errors(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Store failures (the Rust engine's exceptions, a disk error) as StoreError naming the
+    operation and the cause, so that a tool answers with them instead of a bare 'Error executing
+    tool' with the cause only in the server's log."""
+
+    def wrap(fn: Callable[P, R]) -> Callable[P, R]:
+        @wraps(fn)
+        def run(*args: P.args, **kwargs: P.kwargs) -> R:
+            try:
+                return fn(*args, **kwargs)
+            except StoreError:
+                raise
+            except Exception as exc:
+                name = next((a for a in args[1:] if isinstance(a, str)), "")
+                target = f" {name!r}" if name else ""
+                raise StoreError(f"the embedded store could not {what}{target}: {type(exc).__name__}: {exc}") from exc
+
+        return run
+
+    return wrap
+
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _CONFIG_FILE = "edge_config.json"
@@ -94,6 +121,7 @@ class EdgeStore:
             raise StoreError(f"invalid collection name {name!r}")
         return self._root / name
 
+    @_named_errors("open collection")
     def _shard(self, name: str) -> tuple[EdgeShard, threading.RLock]:
         with self._registry_lock:
             shard = self._shards.get(name)
@@ -106,6 +134,7 @@ class EdgeStore:
                 self._locks[name] = threading.RLock()
             return shard, self._locks[name]
 
+    @_named_errors("list collections")
     def list_collections(self) -> list[str]:
         if not self._root.is_dir():  # a read-only store over a data directory never written
             return []
@@ -118,6 +147,7 @@ class EdgeStore:
     def has_collection(self, name: str) -> bool:
         return (self._dir(name) / _CONFIG_FILE).exists()
 
+    @_named_errors("create collection")
     def create_collection(self, name: str, dim: int) -> None:
         self._writable()
         path = self._dir(name)
@@ -130,12 +160,14 @@ class EdgeStore:
             self._shards[name] = EdgeShard.create(str(path), config)
             self._locks[name] = threading.RLock()
 
+    @_named_errors("read the configuration of collection")
     def collection_dim(self, name: str) -> int:
         import json
 
         config = json.loads((self._dir(name) / _CONFIG_FILE).read_text())
         return int(config["vectors"][""]["size"])
 
+    @_named_errors("drop collection")
     def drop_collection(self, name: str) -> None:
         self._writable()
         with self._registry_lock:
@@ -145,6 +177,7 @@ class EdgeStore:
                 shard.close()
             shutil.rmtree(self._dir(name), ignore_errors=True)
 
+    @_named_errors("write to collection")
     def upsert(self, name: str, points: Sequence[StoredPoint]) -> None:
         self._writable()
         if not points:
@@ -156,6 +189,7 @@ class EdgeStore:
         with lock:
             shard.update(UpdateOperation.upsert_points(batch))
 
+    @_named_errors("search collection")
     def search(self, name: str, vector: np.ndarray, limit: int) -> list[Hit]:
         shard, lock = self._shard(name)
         request = QueryRequest(
@@ -165,6 +199,7 @@ class EdgeStore:
             results = shard.query(request)
         return [Hit(id=str(r.id), score=float(r.score), payload=dict(r.payload or {})) for r in results]
 
+    @_named_errors("read from collection")
     def retrieve(self, name: str, ids: Sequence[str], *, with_vectors: bool = False) -> list[StoredPoint]:
         if not ids:
             return []
@@ -178,14 +213,20 @@ class EdgeStore:
         offset = None
         while True:
             with lock:
-                page, offset = shard.scroll(
-                    ScrollRequest(offset=offset, limit=batch, with_payload=True, with_vector=with_vectors)
+                page, offset = self._scroll_page(
+                    shard, ScrollRequest(offset=offset, limit=batch, with_payload=True, with_vector=with_vectors), name
                 )
             for r in page:
                 yield StoredPoint(id=str(r.id), payload=dict(r.payload or {}), vector=_vector_of(r.vector))
             if offset is None:
                 return
 
+    @staticmethod
+    @_named_errors("read collection")
+    def _scroll_page(shard: EdgeShard, request: ScrollRequest, name: str) -> tuple[list[Any], Any]:
+        return shard.scroll(request)
+
+    @_named_errors("delete from collection")
     def delete(self, name: str, ids: Sequence[str]) -> None:
         self._writable()
         if not ids:
@@ -194,6 +235,7 @@ class EdgeStore:
         with lock:
             shard.update(UpdateOperation.delete_points(list(ids)))
 
+    @_named_errors("count collection")
     def count(self, name: str) -> int:
         shard, lock = self._shard(name)
         with lock:
