@@ -55,7 +55,7 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 @contextmanager
-def running_server(tmp: Path, *args: str, host: str = "127.0.0.1") -> Iterator[str]:
+def running_server(tmp: Path, *args: str, host: str = "127.0.0.1", env: dict[str, str] | None = None) -> Iterator[str]:
     """A `cuerag-mcp --transport http` subprocess on `host`; yields its /mcp URL."""
     port = free_port(host)
     stderr_path = tmp / "stderr.log"
@@ -76,7 +76,7 @@ def running_server(tmp: Path, *args: str, host: str = "127.0.0.1") -> Iterator[s
                 *args,
             ],
             cwd=ROOT,
-            env=server_env(),
+            env={**server_env(), **(env or {})},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=stderr,
@@ -239,7 +239,8 @@ def test_bearer_with_nothing_after_it_is_401(http_url: str, authorization: bytes
 def loopback2_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A server on 127.0.0.2 (loopback, so no token needed) admitting one extra browser origin."""
     tmp = tmp_path_factory.mktemp("loopback2")
-    with running_server(tmp, "--allowed-origin", "https://app.example", host="127.0.0.2") as url:
+    origins = {"CUERAG_MCP_ALLOWED_ORIGINS": '["https://app.example"]'}
+    with running_server(tmp, host="127.0.0.2", env=origins) as url:
         yield url
 
 
