@@ -223,6 +223,8 @@ class CueRag:
         with self._writer(corpus):
             dim = self.models.embedder.dim
             created = not self.store.has_collection(collection_name(corpus, "chunks"))
+            if created:
+                self._refuse_case_twin(corpus)
             space = self._space_guard()
             if created and space is not None:
                 space.require_collections(len(KINDS), f"creating corpus {corpus!r}")
@@ -270,6 +272,18 @@ class CueRag:
             report.totals = fresh.sizes
         log.info("indexed %s: %s", corpus, report.model_dump(exclude={"totals", "stage_seconds"}))
         return report
+
+    def _refuse_case_twin(self, corpus: str) -> None:
+        """A new corpus may not differ from an existing one only in case: on a case-insensitive
+        filesystem (macOS, where desktop MCP hosts run; Windows) the two would be one folder, so a
+        data directory made on Linux must not hold both."""
+        twins = [c for c in self.corpora() if c != corpus and c.casefold() == corpus.casefold()]
+        if twins:
+            raise InvalidNameError(
+                f"corpus name {corpus!r} differs from the existing corpus {twins[0]!r} only in case; on "
+                f"case-insensitive filesystems (macOS, Windows) they would be the same, so use {twins[0]!r} "
+                "itself or another name"
+            )
 
     def _space_guard(self) -> SpaceGuard | None:
         """The free-space check for the embedded store (a Qdrant server minds its own disk)."""

@@ -17,7 +17,9 @@ class CorpusNotFoundError(CueRagError):
 
     def __init__(self, name: str, available: list[str]) -> None:
         listed = ", ".join(sorted(available)) if available else "none yet (index one first)"
-        super().__init__(f"unknown corpus {name!r}; corpora that exist: {listed}")
+        twins = [a for a in available if a.casefold() == name.casefold()]
+        hint = f" (names are case-sensitive: did you mean {twins[0]!r}?)" if twins else ""
+        super().__init__(f"unknown corpus {name!r}; corpora that exist: {listed}{hint}")
         self.name = name
         self.available = available
 
