@@ -62,7 +62,7 @@ class SpaceGuard:
             f"not enough free disk space for {what}: it needs about {_mb(needed)} MB and "
             f"{_mb(self.margin_bytes)} MB must stay free (CUERAG_MIN_FREE_MB), but the filesystem of "
             f"{self.path} has {_mb(free)} MB free; free at least {_mb(short)} MB there (or lower "
-            "CUERAG_MIN_FREE_MB), then run it again. Nothing of this run is served."
+            "CUERAG_MIN_FREE_MB), then run it again. Earlier data is intact; a rerun completes this run."
         )
 
     def require_collections(self, count: int, what: str) -> None:

@@ -26,7 +26,7 @@ from mcp import Client
 from typer.testing import CliRunner, Result
 
 import cuerag.cli
-from cuerag import CueRag, Settings
+from cuerag import CueRag, Settings, make_document
 from cuerag.models import Models
 from cuerag.text import TextTools
 from server.app import build_server
@@ -590,16 +590,17 @@ def test_disk_filling_during_a_run_stops_it_between_batches(models: Models, tmp_
     from cuerag.errors import StorageFullError
     from cuerag.graph import KINDS, collection_name
 
-    readings = iter([10_000 * MB] * 3)  # three batches' worth of room, then a full disk
-    engine = CueRag(Settings(data_dir=tmp_path / "data"), models=models, free_bytes=lambda _: next(readings, 10 * MB))
+    disk = FillingDisk()
+    engine = CueRag(Settings(data_dir=tmp_path / "data"), models=models, free_bytes=disk)
     try:
         engine.index_documents(BASE, [make_document(d["title"], d["text"], d["id"]) for d in BASE_DOCS])
         before = engine.info(BASE)
+        disk.readings_left = 3  # three batches' worth of room, then a full disk
         docs = [make_document(f"Halt {n}", f"Halt {n} is a railway stop on line {n}.", f"halt-{n}") for n in range(300)]
         patch = pytest.MonkeyPatch()
         patch.setattr(index_module, "_WRITE_BATCH", 64)
         try:
-            with pytest.raises(StorageFullError, match="10.0 MB free"):
+            with pytest.raises(StorageFullError, match=r"10\.0 MB free"):
                 engine.index_documents(BASE, docs)
         finally:
             patch.undo()
@@ -624,10 +625,17 @@ async def test_mcp_store_errors_name_their_cause(models: Models, tmp_path: Path)
             assert "cuerag--c--chunks" in text and "JSONDecodeError" in text, text
 
 
-def make_document(title: str, text: str, doc_id: str) -> Any:
-    from cuerag import make_document as make
+class FillingDisk:
+    """The free-space seam: plenty of room until `readings_left` runs out, then 10 MB."""
 
-    return make(title, text, doc_id)
+    def __init__(self) -> None:
+        self.readings_left: int | None = None
+
+    def __call__(self, path: Path) -> int:
+        if self.readings_left is None:
+            return 1 << 40
+        self.readings_left -= 1
+        return 1 << 40 if self.readings_left >= 0 else 10 << 20
 
 
 async def test_mcp_cancelling_index_corpus_stops_it(models: Models, tmp_path: Path) -> None:
