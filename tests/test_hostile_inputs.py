@@ -586,7 +586,6 @@ def test_disk_filling_during_a_run_stops_it_between_batches(models: Models, tmp_
     """Free space that runs out half-way (another program filling the disk): the run stops before
     its next batch, names the cause, and leaves the corpus as it was, orphans cleared."""
     import cuerag.index as index_module
-    from cuerag.diskspace import MB
     from cuerag.errors import StorageFullError
     from cuerag.graph import KINDS, collection_name
 
