@@ -44,6 +44,8 @@ def _engine(ctx: typer.Context) -> CueRag:
                 ctx.obj["engine"] = CueRag(_settings(ctx))
             except OSError as exc:  # a data directory that cannot be created, read or locked
                 raise _fail(CueRagError(_os_message(exc))) from exc
+            except CueRagError as exc:  # the index is open in another process, say
+                raise _fail(exc) from exc
         # Release the store (and its directory lock) when the command ends.
         ctx.call_on_close(ctx.obj["engine"].close)
     engine: CueRag = ctx.obj["engine"]
@@ -370,10 +372,11 @@ def demo(
 def main() -> None:
     try:
         app()
-    except OSError as exc:
+    except (OSError, CueRagError) as exc:
         # A disk or permission problem is the user's to fix, and one line says what it is; a
         # traceback panel would bury it.
-        err.print(f"[red]error:[/red] {escape(_os_message(exc))}")
+        message = _os_message(exc) if isinstance(exc, OSError) else str(exc)
+        err.print(f"[red]error:[/red] {escape(message)}")
         raise SystemExit(1) from exc
 
 

@@ -7,7 +7,7 @@ import logging
 import sys
 from typing import Any
 
-from cuerag import Settings
+from cuerag import CueRagError, Settings
 from server.app import build_server
 from server.auth import BearerTokenMiddleware
 from server.config import ServerSettings
@@ -53,6 +53,34 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as exc:
         print(f"cuerag-mcp: {exc}", file=sys.stderr)
         raise SystemExit(2) from exc
+    try:
+        _serve(engine_settings, server_settings)
+    except BaseException as exc:
+        cause = _startup_cause(exc)
+        if cause is None:
+            raise
+        # The engine opens in the lifespan; what stops it (a read-only or full disk, an index open
+        # in another process) is the user's to fix, and one line says what.
+        print(f"cuerag-mcp: cannot serve: {cause}", file=sys.stderr)
+        raise SystemExit(1) from exc
+
+
+def _startup_cause(exc: BaseException) -> str | None:
+    """The message of the engine or filesystem error inside what the server raised (the task
+    groups wrap it), or None for anything else."""
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            if (found := _startup_cause(inner)) is not None:
+                return found
+        return None
+    if isinstance(exc, CueRagError):
+        return str(exc)
+    if isinstance(exc, OSError):
+        return f"{exc.strerror or exc} ({exc.filename})" if exc.filename else str(exc.strerror or exc)
+    return None
+
+
+def _serve(engine_settings: Settings, server_settings: ServerSettings) -> None:
     server = build_server(engine_settings, server_settings)
     if server_settings.transport == "stdio":
         server.run()

@@ -7,6 +7,7 @@ import fcntl
 import os
 import re
 import shutil
+import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from functools import wraps
@@ -68,6 +69,32 @@ def _vector_of(raw: object) -> np.ndarray | None:
     return None if raw is None else np.asarray(raw, dtype=np.float32)
 
 
+def _copy_sparse(source: str, target: str) -> None:
+    """Copy a file's data regions only: the store's files are mostly holes (a 32 MB memory map
+    holding a few KB), which a plain copy would write out in full."""
+    with open(source, "rb") as src, open(target, "wb") as dst:
+        size = os.fstat(src.fileno()).st_size
+        offset = 0
+        while offset < size:
+            try:
+                start = os.lseek(src.fileno(), offset, os.SEEK_DATA)
+            except OSError:  # ENXIO: no data past offset
+                break
+            end = os.lseek(src.fileno(), start, os.SEEK_HOLE)
+            src.seek(start)
+            dst.seek(start)
+            left = end - start
+            while left > 0:
+                block = src.read(min(left, 1 << 20))
+                if not block:
+                    break
+                dst.write(block)
+                left -= len(block)
+            offset = end
+        dst.truncate(size)
+    shutil.copystat(source, target)
+
+
 def _lock_directory(root: Path, *, read_only: bool = False) -> IO[str] | None:
     """Hold an exclusive lock on the store directory for this process's lifetime. qdrant-edge
     cannot share a shard between processes (its write-ahead log is single-writer), so a second
@@ -81,7 +108,13 @@ def _lock_directory(root: Path, *, read_only: bool = False) -> IO[str] | None:
             return None
         mode = fcntl.LOCK_SH
     else:
-        handle = (root / ".lock").open("a+")
+        try:
+            handle = (root / ".lock").open("a+")
+        except OSError as exc:  # a read-only filesystem or folder
+            raise StoreError(
+                f"cannot write to the index at {root} ({exc.strerror}); to serve it as it is, open it "
+                "read-only (cuerag-mcp --read-only, or CUERAG_READ_ONLY=true)"
+            ) from exc
         mode = fcntl.LOCK_EX
     try:
         fcntl.flock(handle, mode | fcntl.LOCK_NB)
@@ -109,8 +142,12 @@ class EdgeStore:
     def __init__(self, root: Path, *, read_only: bool = False) -> None:
         self._root = root
         self._read_only = read_only
+        self._scratch: Path | None = None  # working copies of a read-only store's collections
         if not read_only:
-            self._root.mkdir(parents=True, exist_ok=True)
+            try:
+                self._root.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create the index folder {root} ({exc.strerror})") from exc
         self._lock_file = _lock_directory(root, read_only=read_only) if root.is_dir() else None
         self._shards: dict[str, EdgeShard] = {}
         self._locks: dict[str, threading.RLock] = {}
@@ -129,12 +166,23 @@ class EdgeStore:
                 path = self._dir(name)
                 if not (path / _CONFIG_FILE).exists():
                     raise StoreError(f"collection {name!r} does not exist")
-                shard = EdgeShard.load(str(path))
+                shard = EdgeShard.load(str(self._working_copy(path) if self._read_only else path))
                 self._shards[name] = shard
                 self._locks[name] = threading.RLock()
             return shard, self._locks[name]
 
     @_named_errors("list collections")
+    def _working_copy(self, path: Path) -> Path:
+        """A private copy of a collection for a read-only store. qdrant-edge opens its files for
+        writing (memory maps, the write-ahead log) even to read, so a read-only directory cannot
+        be opened in place; the copy (in the system's temporary folder, holes kept, so it costs
+        what the data weighs) is opened instead, and removed on close."""
+        if self._scratch is None:
+            self._scratch = Path(tempfile.mkdtemp(prefix="cuerag-read-only-"))
+        target = self._scratch / path.name
+        shutil.copytree(path, target, copy_function=_copy_sparse)
+        return target
+
     def list_collections(self) -> list[str]:
         if not self._root.is_dir():  # a read-only store over a data directory never written
             return []
@@ -249,5 +297,8 @@ class EdgeStore:
                 shard.close()
             self._shards.clear()
             self._locks.clear()
+            if self._scratch is not None:
+                shutil.rmtree(self._scratch, ignore_errors=True)
+                self._scratch = None
             if self._lock_file is not None and not self._lock_file.closed:
                 self._lock_file.close()  # releases the directory lock
