@@ -15,6 +15,8 @@ import functools
 import json
 import os
 import random
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -848,7 +850,10 @@ def test_cli_odd_corpus_names(cli: Cli) -> None:
 
 
 def test_cli_names_are_case_sensitive(cli: Cli) -> None:
+    path = write(cli.files / "bodo.txt", "Bodø is a town north of the Arctic Circle.")
     cli.refused(
+        Bad(["index", str(path), "--corpus", "Base"], ["corpus name 'Base' differs from the existing corpus 'base'"]),
+        Bad(["index", str(path), "--corpus", "BASE"], ["only in case", "macOS"]),
         Bad(["query", BASE_QUESTION, "--corpus", "BASE"], [f"unknown corpus 'BASE'; corpora that exist: {BASE}"]),
         Bad(["drop", "--corpus", "Base", "--yes"], ["unknown corpus 'Base'"]),
         Bad(["delete", "oslo", "--corpus", "Base"], ["unknown corpus 'Base'"]),
@@ -901,3 +906,34 @@ def test_cli_query_with_markup_characters(cli: Cli) -> None:
     result = cli("query", f"[/x] [bold]{BASE_QUESTION}", "--corpus", BASE)
     assert result.exit_code == 0
     assert f"[/x] [bold]{BASE_QUESTION}" in squash(result.stdout)
+
+
+def test_cli_on_a_disk_that_fills_up(tmp_path: Path) -> None:
+    """A real small filesystem with 3 MB free (issue 14, item 4): the index run is refused before
+    it writes, with what it needs, instead of the store filling the disk and dying of SIGBUS."""
+    from conftest import server_env
+    from mounts import fill, tmpfs
+
+    docs = [
+        {"id": f"halt-{n}", "title": f"Halt {n}", "text": f"Halt {n} is a stop on line {n % 9} near {n}."}
+        for n in range(4000)
+    ]
+    corpus = write(tmp_path / "halts.json", json.dumps(docs))
+    with tmpfs(tmp_path / "disk", size_mb=48) as disk:
+        fill(disk, leave_mb=3)
+        env = {**server_env(), "CUERAG_DATA_DIR": str(disk / "data"), "CUERAG_MIN_FREE_MB": "1"}
+        proc = subprocess.run(
+            [sys.executable, "-m", "cuerag.cli", "index", str(corpus), "--corpus", "halts"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        said = squash(proc.stderr)
+        assert proc.returncode == 1, (proc.returncode, said[-3000:])
+        assert "not enough free disk space for this index run: it needs about" in said, said[-3000:]
+        assert "Traceback" not in said
+        listed = subprocess.run(
+            [sys.executable, "-m", "cuerag.cli", "corpora", "--json"], env=env, capture_output=True, text=True
+        )
+        assert listed.returncode == 0 and json.loads(listed.stdout) == [], listed.stderr[-2000:]
