@@ -916,7 +916,7 @@ def test_cli_on_a_disk_that_fills_up(tmp_path: Path) -> None:
 
     docs = [
         {"id": f"halt-{n}", "title": f"Halt {n}", "text": f"Halt {n} is a stop on line {n % 9} near {n}."}
-        for n in range(4000)
+        for n in range(400)
     ]
     corpus = write(tmp_path / "halts.json", json.dumps(docs))
     with tmpfs(tmp_path / "disk", size_mb=48) as disk:
