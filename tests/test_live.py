@@ -344,3 +344,29 @@ def test_sigkill_between_a_replaced_documents_new_and_old_chunks(tmp_path: Path,
     # A rerun with the same documents has nothing left to do.
     report = engine.index_documents("c", changed)
     assert (report.documents_unchanged, report.chunks_added) == (10, 0)
+
+
+def test_replacing_one_chunk_of_a_long_document_keeps_one_version(models: Any, tmp_path: Path) -> None:
+    """A document of several chunks whose last one changes: the unchanged chunks are stored again
+    with the new version's labels, so the graph (in memory, and rebuilt from the store) serves
+    every chunk of the new version and nothing of the old."""
+    from cuerag.config import Settings
+
+    sentences = [f"Station {n} opened on line {n % 4} in {1900 + n}." for n in range(40)]
+    engine = CueRag(Settings(data_dir=tmp_path / "data", chunk_tokens=64, chunk_overlap=0), models=models)
+    try:
+        engine.index_documents("c", [make_document("Stations", " ".join(sentences), "stations")])
+        before = engine.graph("c").chunk_texts
+        changed = " ".join([*sentences[:-1], "Station 39 closed in 1999."])
+        report = engine.index_documents("c", [make_document("Stations", changed, "stations")])
+        kept = report.chunks_kept
+        assert report.documents_replaced == 1 and kept > 2 and report.chunks_added >= 1
+        g = engine.graph("c")
+        assert g.chunk_texts[:kept] == before[:kept] and "closed in 1999" in " ".join(g.chunk_texts[kept:])
+        assert not any("Station 39 opened" in t for t in g.chunk_texts)
+        assert_graphs_equal(g, load_graph(engine.store, "c", dim=g.unit_vectors.shape[1]))
+        assert point_counts(engine, "c")["chunks"] == len(g.chunk_ids) == kept + report.chunks_added
+        assert g.points is not None
+        assert len({p.payload["doc_version"] for p in g.points.chunks.values()}) == 1
+    finally:
+        engine.close()
