@@ -161,6 +161,7 @@ class Indexer:
                 self._settings.alpha,
             )
         if self._settings.alpha > 0 and pending.new:
+            self._checkpoint("before LLM extraction")
             with _timed(report, "select"):
                 chosen = self._select(pending.run_pieces)
             with _timed(report, "extract"):
