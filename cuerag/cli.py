@@ -25,6 +25,7 @@ from cuerag.engine import CueRag, make_params, validate_corpus_name
 from cuerag.errors import CueRagError
 from cuerag.folders import WalkRules
 from cuerag.index import IndexReport
+from cuerag.redact import redact_urls_in
 from cuerag.retrieval import METHODS, RetrievalResult
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="CUE-RAG multi-hop retrieval.")
@@ -42,7 +43,12 @@ def _settings(ctx: typer.Context) -> Settings:
 def _engine(ctx: typer.Context) -> CueRag:
     if "engine" not in ctx.obj:
         with err.status("loading models…"):
-            ctx.obj["engine"] = CueRag(_settings(ctx))
+            try:
+                ctx.obj["engine"] = CueRag(_settings(ctx))
+            except OSError as exc:  # a data directory that cannot be created, read or locked
+                raise _fail(CueRagError(_os_message(exc))) from exc
+            except CueRagError as exc:  # the index is open in another process, say
+                raise _fail(exc) from exc
         # Release the store (and its directory lock) when the command ends.
         ctx.call_on_close(ctx.obj["engine"].close)
     engine: CueRag = ctx.obj["engine"]
@@ -53,6 +59,9 @@ def _engine(ctx: typer.Context) -> CueRag:
 def main_options(
     ctx: typer.Context,
     data_dir: Annotated[Path | None, typer.Option(help="Where indexes live [env CUERAG_DATA_DIR].")] = None,
+    read_only: Annotated[
+        bool | None, typer.Option("--read-only", help="Open the index without writing [env CUERAG_READ_ONLY].")
+    ] = None,
     store: Annotated[str | None, typer.Option(help="Embedded engine: edge or local [env CUERAG_STORE].")] = None,
     qdrant_url: Annotated[str | None, typer.Option(help="Qdrant server URL [env CUERAG_QDRANT_URL].")] = None,
     embedder: Annotated[str | None, typer.Option(help="Embedding model [env CUERAG_EMBEDDER].")] = None,
@@ -69,6 +78,7 @@ def main_options(
         k: v
         for k, v in {
             "data_dir": data_dir,
+            "read_only": read_only,
             "store": store,
             "qdrant_url": qdrant_url,
             "embedder": embedder,
@@ -82,7 +92,7 @@ def main_options(
     try:
         ctx.obj = {"settings": Settings(**overrides)}
     except ValueError as exc:
-        err.print(f"[red]error:[/red] invalid configuration: {escape(str(exc))}")
+        err.print(f"[red]error:[/red] invalid configuration: {escape(redact_urls_in(str(exc)))}")
         raise typer.Exit(2) from exc
 
 
@@ -422,7 +432,19 @@ def demo(
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except (OSError, CueRagError) as exc:
+        # A disk or permission problem is the user's to fix, and one line says what it is; a
+        # traceback panel would bury it.
+        message = _os_message(exc) if isinstance(exc, OSError) else str(exc)
+        err.print(f"[red]error:[/red] {escape(message)}")
+        raise SystemExit(1) from exc
+
+
+def _os_message(exc: OSError) -> str:
+    where = f" ({exc.filename})" if exc.filename else ""
+    return f"{exc.strerror or exc}{where}"
 
 
 @app.command(name="eval")

@@ -51,6 +51,17 @@ class Settings(BaseSettings):
         description="Embedded engine: 'edge' (qdrant-edge-py, the Rust engine in-process) or "
         "'local' (qdrant-client's pure-Python local mode). Ignored when qdrant_url is set.",
     )
+    read_only: bool = Field(
+        default=False,
+        description="Open the store without writing to the data directory (so a read-only one can be "
+        "served); indexing and deleting are refused.",
+    )
+    min_free_mb: int = Field(
+        default=256,
+        ge=0,
+        description="Free space (MB) an index run leaves on the data directory's filesystem; a run that "
+        "would leave less is refused before it writes (a full disk kills the embedded store with SIGBUS).",
+    )
     qdrant_url: str | None = Field(default=None, description="A Qdrant server; overrides the embedded store.")
     qdrant_api_key: SecretStr | None = Field(default=None, description="API key for the Qdrant server.")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -23,11 +24,22 @@ from pydantic import BaseModel, ValidationError
 from cuerag.answering import AnswerResult, generate_answer, llm_query_entities
 from cuerag.baselines import BM25Retriever, KeywordIndex, as_result, rrf
 from cuerag.config import QIterParams, Settings
+from cuerag.diskspace import MB, FreeBytes, SpaceGuard, disk_free
 from cuerag.documents import Document, check_documents, dedupe_documents
-from cuerag.errors import CorpusNotFoundError, CueRagError, InputError, InvalidNameError, ParameterError, StoreError
+from cuerag.errors import (
+    Cancelled,
+    CorpusNotFoundError,
+    CueRagError,
+    InputError,
+    InvalidNameError,
+    ParameterError,
+    ReadOnlyError,
+    StorageFullError,
+    StoreError,
+)
 from cuerag.folders import FileCheck, WalkRules, walk_paths
 from cuerag.graph import KINDS, Graph, collection_name, corpus_of_collection, load_graph, updated_graph
-from cuerag.index import Indexer, IndexReport, Progress, index_shape
+from cuerag.index import Indexer, IndexReport, Progress, ShouldStop, index_shape
 from cuerag.llm import LLM, LLMUsage, make_llm, require_llm
 from cuerag.models import Models, load_models
 from cuerag.retrieval import METHODS, Method, RetrievalResult, Retriever
@@ -99,13 +111,17 @@ class CueRag:
         models: Models | None = None,
         store: VectorStore | None = None,
         llm: LLM | None = None,
+        free_bytes: FreeBytes = disk_free,
     ) -> None:
         self.settings = settings or Settings()
         self.models = models or load_models(self.settings)
         self.store = store or open_store(self.settings)
         self._owns_llm = llm is None
-        self.llm = llm or make_llm(self.settings, cache_dir=self.settings.data_dir)
+        # Read-only: the answer cache would be a write into the data directory.
+        cache_dir = None if self.settings.read_only else self.settings.data_dir
+        self.llm = llm or make_llm(self.settings, cache_dir=cache_dir)
         self.text = TextTools()
+        self._free_bytes = free_bytes  # the data directory's free space (tests pass a full disk)
         self._graphs: dict[str, Graph] = {}
         self._graph_lock = threading.Lock()
         self._writers: dict[str, threading.Lock] = {}
@@ -129,10 +145,26 @@ class CueRag:
             graph = self._graphs.get(corpus)
         if graph is None:
             self._check_dim(corpus)
-            graph = load_graph(self.store, corpus, dim=self.models.embedder.dim)
+            graph = self._opened(corpus, load_graph(self.store, corpus, dim=self.models.embedder.dim))
             with self._graph_lock:
                 graph = self._graphs.setdefault(corpus, graph)
         return graph
+
+    def _opened(self, corpus: str, graph: Graph) -> Graph:
+        """A freshly read snapshot, with the orphans a killed run left in the store deleted, so the
+        store holds what the graph holds. Skipped when read-only, and when a writer holds the
+        corpus (it may be writing those very points, and collects orphans when it ends)."""
+        if self.settings.read_only or not (graph.orphan_unit_ids or graph.orphan_entity_ids or graph.orphan_chunk_ids):
+            return graph
+        with self._graph_lock:
+            lock = self._writers.setdefault(corpus, threading.Lock())
+        if not lock.acquire(blocking=False):
+            return graph
+        try:
+            fresh, _, _ = self._collect_orphans(corpus, graph, earlier=graph)
+            return fresh
+        finally:
+            lock.release()
 
     def info(self, corpus: str) -> CorpusInfo:
         sizes = self.graph(corpus).sizes
@@ -170,31 +202,55 @@ class CueRag:
     # -- indexing --
 
     def _writer(self, corpus: str) -> _WriterGuard:
+        if self.settings.read_only:
+            raise ReadOnlyError(f"this engine is read-only: corpus {corpus!r} cannot be changed")
         with self._graph_lock:
             lock = self._writers.setdefault(corpus, threading.Lock())
         return _WriterGuard(lock, corpus)
 
     def index_documents(
-        self, corpus: str, documents: Sequence[Document], *, progress: Progress | None = None
+        self,
+        corpus: str,
+        documents: Sequence[Document],
+        *,
+        progress: Progress | None = None,
+        should_stop: ShouldStop | None = None,
     ) -> IndexReport:
-        """Add documents to a corpus (created if new). Unchanged documents cost nothing."""
+        """Add documents to a corpus (created if new). Unchanged documents cost nothing.
+        `should_stop` is asked between stages and batches; when it says True the run stops with
+        `Cancelled`, having made nothing of itself visible."""
         validate_corpus_name(corpus)
         docs = check_documents(dedupe_documents(documents))
         if self.settings.alpha > 0:
             require_llm(self.llm, f"alpha={self.settings.alpha}")  # before anything is created
         with self._writer(corpus):
-            report = self._index_locked(corpus, docs, progress)
+            report = self._index_locked(corpus, docs, progress, should_stop)
         log.info("indexed %s: %s", corpus, report.model_dump(exclude={"totals", "stage_seconds"}))
         return report
 
-    def _index_locked(self, corpus: str, docs: Sequence[Document], progress: Progress | None) -> IndexReport:
+    def _index_locked(
+        self, corpus: str, docs: Sequence[Document], progress: Progress | None, should_stop: ShouldStop | None
+    ) -> IndexReport:
         """One index run; the caller holds the corpus's writer lock."""
         dim = self.models.embedder.dim
         created = not self.store.has_collection(collection_name(corpus, "chunks"))
+        if created:
+            self._refuse_case_twin(corpus)
+        space = self._space_guard()
+        if created and space is not None:
+            space.require_collections(len(KINDS), f"creating corpus {corpus!r}")
         for kind in KINDS:
             self.store.create_collection(collection_name(corpus, kind), dim)
         graph = self.graph(corpus)
-        indexer = Indexer(settings=self.settings, models=self.models, text=self.text, store=self.store, llm=self.llm)
+        indexer = Indexer(
+            settings=self.settings,
+            models=self.models,
+            text=self.text,
+            store=self.store,
+            llm=self.llm,
+            space=space,
+            should_stop=should_stop,
+        )
         try:
             report, written = indexer.run(corpus, docs, graph, progress=progress)
         except BaseException:
@@ -206,8 +262,12 @@ class CueRag:
             else:
                 with self._graph_lock:
                     self._graphs.pop(corpus, None)
+                if isinstance(sys.exc_info()[1], Cancelled | StorageFullError):
+                    # A stop the engine chose: clear what the run wrote now, not at next open.
+                    self._discard_run(corpus)
             raise
-        if not (written.chunks or written.removed_chunks or graph.orphan_unit_ids or graph.orphan_entity_ids):
+        orphans = graph.orphan_unit_ids or graph.orphan_entity_ids or graph.orphan_chunk_ids
+        if not (written.chunks or written.removed_chunks or orphans):
             report.totals = graph.sizes
             return report  # nothing changed: the snapshot stands
         updated = updated_graph(
@@ -217,24 +277,54 @@ class CueRag:
             entities=written.entities,
             removed_chunks=written.removed_chunks,
         )
-        fresh = self._collect_orphans(corpus, updated, earlier=graph)
+        fresh, _, _ = self._collect_orphans(corpus, updated, earlier=graph)
         with self._graph_lock:
             self._graphs[corpus] = fresh
         report.totals = fresh.sizes
         return report
 
-    def _collect_orphans(self, corpus: str, graph: Graph, *, earlier: Graph) -> Graph:
+    def _refuse_case_twin(self, corpus: str) -> None:
+        """A new corpus may not differ from an existing one only in case: on a case-insensitive
+        filesystem (macOS, where desktop MCP hosts run; Windows) the two would be one folder, so a
+        data directory made on Linux must not hold both."""
+        twins = [c for c in self.corpora() if c != corpus and c.casefold() == corpus.casefold()]
+        if twins:
+            raise InvalidNameError(
+                f"corpus name {corpus!r} differs from the existing corpus {twins[0]!r} only in case; on "
+                f"case-insensitive filesystems (macOS, Windows) they would be the same, so use {twins[0]!r} "
+                "itself or another name"
+            )
+
+    def _space_guard(self) -> SpaceGuard | None:
+        """The free-space check for the embedded store (a Qdrant server minds its own disk)."""
+        if self.settings.qdrant_url:
+            return None
+        return SpaceGuard(self.settings.data_dir, self.settings.min_free_mb * MB, self._free_bytes)
+
+    def _discard_run(self, corpus: str) -> None:
+        """After a run stopped under the writer lock: delete what it wrote (none of it is live)."""
+        graph = load_graph(self.store, corpus, dim=self.models.embedder.dim)
+        fresh, _, _ = self._collect_orphans(corpus, graph, earlier=graph)
+        with self._graph_lock:
+            self._graphs[corpus] = fresh
+
+    def _collect_orphans(self, corpus: str, graph: Graph, *, earlier: Graph) -> tuple[Graph, int, int]:
         """Delete stored units and entities that no live chunk reaches: those the last change left
         unreachable, and those an earlier, killed run left behind (found when the store was read)
         unless this run made them live. Runs under the writer lock, after the run's chunks are
-        stored, so it never removes what a run still needs."""
+        stored, so it never removes what a run still needs. Returns the graph and how many units
+        and entities were deleted."""
         units = sorted({*graph.orphan_unit_ids, *earlier.orphan_unit_ids} - graph.unit_pos.keys())
         entities = sorted({*graph.orphan_entity_ids, *earlier.orphan_entity_ids} - graph.entity_pos.keys())
+        chunks = sorted({*graph.orphan_chunk_ids, *earlier.orphan_chunk_ids} - graph.chunk_pos.keys())
+        # Losing versions' chunks first: until they go, their units are still reachable from the store.
+        self.store.delete(collection_name(corpus, "chunks"), chunks)
         self.store.delete(collection_name(corpus, "units"), units)
         self.store.delete(collection_name(corpus, "entities"), entities)
         if units or entities:
             log.info("removed %d orphan units and %d orphan entities from %s", len(units), len(entities), corpus)
-        return dataclasses.replace(graph, orphan_unit_ids=[], orphan_entity_ids=[])
+        fresh = dataclasses.replace(graph, orphan_unit_ids=[], orphan_entity_ids=[], orphan_chunk_ids=[])
+        return fresh, len(units), len(entities)
 
     def index_paths(
         self,
@@ -247,6 +337,7 @@ class CueRag:
         rules: WalkRules | None = None,
         check: FileCheck | None = None,
         progress: Progress | None = None,
+        should_stop: ShouldStop | None = None,
     ) -> IndexReport:
         """Index files and folders (plus any inline `documents`) into a corpus. A file's identity
         is its path under its root, so an edited file replaces its earlier version; a file whose
@@ -276,7 +367,7 @@ class CueRag:
                 if not exists:
                     raise no_files_error(paths)
             if docs:
-                report = self._index_locked(corpus, docs, progress)
+                report = self._index_locked(corpus, docs, progress, should_stop)
             else:
                 report = IndexReport(corpus=corpus, totals=self.graph(corpus).sizes)
             if plan.remove:
@@ -317,7 +408,7 @@ class CueRag:
         chunk_ids = [graph.chunk_ids[c] for d in found for c in by_doc[d]]
         self.store.delete(collection_name(corpus, "chunks"), chunk_ids)
         loaded = updated_graph(graph, removed_chunks=chunk_ids)
-        fresh = self._collect_orphans(corpus, loaded, earlier=graph)
+        fresh, units_removed, entities_removed = self._collect_orphans(corpus, loaded, earlier=graph)
         with self._graph_lock:
             self._graphs[corpus] = fresh
         return DeleteReport(
@@ -325,8 +416,8 @@ class CueRag:
             documents_deleted=found,
             not_found=[d for d in doc_ids if d not in by_doc],
             chunks_deleted=len(chunk_ids),
-            units_removed=len(loaded.orphan_unit_ids),
-            entities_removed=len(loaded.orphan_entity_ids),
+            units_removed=units_removed,  # the deleted documents' own, and any a killed run left
+            entities_removed=entities_removed,
             totals=fresh.sizes,
         )
 

@@ -17,7 +17,9 @@ class CorpusNotFoundError(CueRagError):
 
     def __init__(self, name: str, available: list[str]) -> None:
         listed = ", ".join(sorted(available)) if available else "none yet (index one first)"
-        super().__init__(f"unknown corpus {name!r}; corpora that exist: {listed}")
+        twins = [a for a in available if a.casefold() == name.casefold()]
+        hint = f" (names are case-sensitive: did you mean {twins[0]!r}?)" if twins else ""
+        super().__init__(f"unknown corpus {name!r}; corpora that exist: {listed}{hint}")
         self.name = name
         self.available = available
 
@@ -36,6 +38,19 @@ class ModelLoadError(CueRagError):
 
 class StoreError(CueRagError):
     """The vector store refused an operation or holds an incompatible index."""
+
+
+class ReadOnlyError(CueRagError):
+    """A write asked of an engine opened read-only."""
+
+
+class StorageFullError(StoreError):
+    """Too little free space on the data directory's filesystem for a write (and its margin)."""
+
+
+class Cancelled(CueRagError):
+    """The caller cancelled an index run; it stopped between two steps, leaving the corpus as a
+    killed run would (earlier data intact; a rerun completes it)."""
 
 
 class LLMError(CueRagError):

@@ -69,6 +69,9 @@ class Graph:
     # Stored points no live chunk reaches (left by a killed run or a replaced document).
     orphan_unit_ids: list[str] = field(default_factory=list)
     orphan_entity_ids: list[str] = field(default_factory=list)
+    # Stored chunks of a document version that lost to a newer one (a crash between storing a
+    # replaced document's new chunks and deleting its old ones): never served, deleted when found.
+    orphan_chunk_ids: list[str] = field(default_factory=list)
     # The live points the snapshot was built from, so the next one can be built from them plus
     # a run's changes instead of from a scroll of the whole store.
     points: GraphPoints | None = field(default=None, compare=False, repr=False)
@@ -109,8 +112,10 @@ class Graph:
 def build_graph(
     chunks: Iterable[StoredPoint], units: Iterable[StoredPoint], entities: Iterable[StoredPoint], *, dim: int
 ) -> Graph:
-    """Assemble a snapshot from stored points, keeping only what live chunks reach."""
-    chunk_list = sorted(chunks, key=lambda p: (p.payload["doc_id"], p.payload["index"], p.id))
+    """Assemble a snapshot from stored points, keeping only what live chunks reach, and of each
+    document only one version."""
+    chunk_list, stale_chunks = current_versions(chunks)
+    chunk_list.sort(key=lambda p: (p.payload["doc_id"], p.payload["index"], p.id))
     unit_by_id = {p.id: p for p in units}
     entity_by_id = {p.id: p for p in entities}
 
@@ -189,12 +194,39 @@ def build_graph(
         entity_units=entity_units,
         orphan_unit_ids=sorted(unit_by_id.keys() - unit_pos.keys()),
         orphan_entity_ids=sorted(entity_by_id.keys() - entity_pos.keys()),
+        orphan_chunk_ids=sorted(stale_chunks),
         points=GraphPoints(
             chunks={p.id: p for p in chunk_list},
             units={u: unit_by_id[u] for u in unit_ids},
             entities={e: StoredPoint(id=e, payload=entity_by_id[e].payload) for e in entity_ids},
         ),
     )
+
+
+def current_versions(chunks: Iterable[StoredPoint]) -> tuple[list[StoredPoint], list[str]]:
+    """The chunks to serve and the ids of those to drop. A document normally has one version; two
+    are stored side by side only when a run died between writing a replaced document's new chunks
+    and deleting the old ones. Then the newest complete version wins (all its chunks are there);
+    if none is complete, the newest. Chunks written before versions were recorded form one
+    version, complete and oldest."""
+    by_doc: dict[str, dict[str, list[StoredPoint]]] = {}
+    for p in chunks:
+        by_doc.setdefault(p.payload["doc_id"], {}).setdefault(p.payload.get("doc_version", ""), []).append(p)
+    live: list[StoredPoint] = []
+    stale: list[str] = []
+    for versions in by_doc.values():
+        if len(versions) == 1:
+            live.extend(next(iter(versions.values())))
+            continue
+
+        def rank(points: list[StoredPoint]) -> tuple[bool, int]:
+            complete = len(points) >= int(points[0].payload.get("doc_chunks", 0))
+            return complete, max(int(p.payload.get("written", 0)) for p in points)
+
+        ranked = sorted(versions.values(), key=rank, reverse=True)
+        live.extend(ranked[0])
+        stale.extend(p.id for points in ranked[1:] for p in points)
+    return live, stale
 
 
 def updated_graph(

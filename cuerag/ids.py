@@ -24,3 +24,9 @@ def unit_point_id(text: str) -> str:
 def entity_point_id(name: str) -> str:
     """An entity: its normalised name."""
     return str(uuid.uuid5(_NAMESPACE, f"entity\x00{normalize_entity(name)}"))
+
+
+def doc_version_id(chunk_ids: list[str]) -> str:
+    """One version of a document: the chunks it is made of, in order. Every chunk of the version
+    carries it, so that two versions left side by side by a crash can be told apart."""
+    return str(uuid.uuid5(_NAMESPACE, "version\x00" + "\x00".join(chunk_ids)))

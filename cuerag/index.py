@@ -21,12 +21,14 @@ import numpy as np
 from pydantic import BaseModel
 
 from cuerag.config import Settings
+from cuerag.diskspace import SpaceGuard, estimated_bytes
 from cuerag.documents import Document
 from cuerag.entities import normalize_entity
+from cuerag.errors import Cancelled
 from cuerag.extraction import ChunkText, UnitExtractor
 from cuerag.folders import FileOutcome
 from cuerag.graph import CHUNKS, ENTITIES, UNITS, Graph, collection_name
-from cuerag.ids import chunk_point_id, entity_point_id, unit_point_id
+from cuerag.ids import chunk_point_id, doc_version_id, entity_point_id, unit_point_id
 from cuerag.llm import LLM, LLMUsage, require_llm
 from cuerag.models import Models
 from cuerag.selection import bleu_values, cosine_values, random_values, select_chunks
@@ -40,6 +42,9 @@ _EMBED_SLICE = 512
 
 Progress = Callable[[str, int, int], None]
 """A progress sink: (stage, done, total)."""
+
+ShouldStop = Callable[[], bool]
+"""Asked between stages and batches: True stops the run (the caller went away or cancelled)."""
 
 
 def _no_progress(stage: str, done: int, total: int) -> None:
@@ -107,22 +112,48 @@ class _Plan:
     entities: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (name, label), new only
     kept_entities: set[str] = field(default_factory=set)  # existing entities the new units mention
     stale_chunks: list[str] = field(default_factory=list)
-    # Kept chunks whose document now comes from another file or file version: rewritten with
-    # their stored vector and the new provenance, nothing embedded.
+    # Chunks of unchanged documents that now come from another file or file version: rewritten
+    # with their stored vector and the new provenance, nothing embedded.
     refreshed: list[StoredPoint] = field(default_factory=list)
+    # Unchanged chunks of replaced documents: stored again, vector as is, as part of the new
+    # version (its labels and its file's provenance). Chunk id -> that provenance.
+    relabelled: dict[str, dict[str, str]] = field(default_factory=dict)
+    versions: dict[str, tuple[str, int]] = field(default_factory=dict)  # doc id -> (version, chunks)
 
 
 class Indexer:
     """Runs CUE-Index for one corpus against the current graph snapshot."""
 
     def __init__(
-        self, *, settings: Settings, models: Models, text: TextTools, store: VectorStore, llm: LLM | None = None
+        self,
+        *,
+        settings: Settings,
+        models: Models,
+        text: TextTools,
+        store: VectorStore,
+        llm: LLM | None = None,
+        space: SpaceGuard | None = None,
+        should_stop: ShouldStop | None = None,
     ) -> None:
         self._settings = settings
         self._models = models
         self._text = text
         self._store = store
         self._llm = llm
+        self._space = space
+        self._should_stop = should_stop
+        # Orders the versions of a document: after a crash between storing a replaced document's
+        # new chunks and deleting its old ones, the graph serves the newest complete version.
+        self._generation = time.time_ns()
+
+    def _checkpoint(self, where: str) -> None:
+        """Stop here if the caller asked to. Every checkpoint lies before the first chunk write,
+        so a stopped run serves nothing of itself, like a run killed at that moment."""
+        if self._should_stop is not None and self._should_stop():
+            raise Cancelled(
+                f"index run cancelled {where}: nothing of it is served and the corpus is as before; "
+                "index the same documents again to finish (unchanged work is skipped)"
+            )
 
     def run(
         self, corpus: str, docs: Sequence[Document], graph: Graph, *, progress: Progress | None = None
@@ -143,12 +174,14 @@ class Indexer:
                 self._settings.alpha,
             )
         if self._settings.alpha > 0 and pending.new:
+            self._checkpoint("before LLM extraction")
             with _timed(report, "select"):
                 chosen = self._select(pending.run_pieces)
             with _timed(report, "extract"):
                 llm_units = self._extract([(p, cid) for p, cid in pending.new if cid in chosen], report, progress)
         else:
             llm_units = {}
+        self._checkpoint("after splitting")
         with _timed(report, "split"):
             self._plan_chunks(pending, llm_units, plan, graph, report)
         with _timed(report, "ner"):
@@ -158,7 +191,7 @@ class Indexer:
             unit_vecs = self._embed("embed units", list(plan.unit_texts.values()), progress)
             chunk_vecs = self._embed("embed chunks", plan.chunk_texts, progress)
         with _timed(report, "store"):
-            written = self._write(corpus, plan, entity_vecs, unit_vecs, chunk_vecs, progress)
+            written = self._write(corpus, plan, graph, (entity_vecs, unit_vecs, chunk_vecs), progress)
 
         report.elapsed_seconds = round(time.perf_counter() - started, 3)
         return report, written
@@ -186,6 +219,7 @@ class Indexer:
                 "unit_ids": unit_ids,
                 "extraction": "llm" if cid in llm_units else "sentences",
                 **pending.provenance.get(pending.doc_of[cid], {}),
+                **self._version_payload(plan, pending.doc_of[cid]),
             }
             if self._settings.title_entities and normalize_entity(piece.title):
                 eid = entity_point_id(piece.title)
@@ -201,6 +235,10 @@ class Indexer:
         report.units_added = len(plan.unit_texts)
         linked = {u for c in plan.chunks for u in c.payload["unit_ids"]}
         report.units_kept = len(linked - plan.unit_texts.keys())
+
+    def _version_payload(self, plan: _Plan, doc_id: str) -> dict[str, object]:
+        version, chunks = plan.versions[doc_id]
+        return {"doc_version": version, "doc_chunks": chunks, "written": self._generation}
 
     def _new_pieces(
         self, docs: Sequence[Document], graph: Graph, report: IndexReport, plan: _Plan, progress: Progress
@@ -221,17 +259,20 @@ class Indexer:
             provenance = _provenance(doc)
             pending.provenance[doc.id] = provenance
             old = {graph.chunk_ids[c] for c in existing_by_doc.get(doc.id, [])}
-            plan.refreshed.extend(_refreshed(graph, old & set(ids), provenance))
             if old and old == set(ids):
+                plan.refreshed.extend(_refreshed(graph, old, provenance))
                 report.documents_unchanged += 1
                 report.chunks_kept += len(ids)
                 continue
+            plan.versions[doc.id] = (doc_version_id(ids), len(ids))
             if old:
                 report.documents_replaced += 1
                 plan.stale_chunks.extend(sorted(old - set(ids)))
             else:
                 report.documents_added += 1
             for piece, cid in zip(pieces, ids, strict=True):
+                if cid in old:
+                    plan.relabelled[cid] = provenance
                 if cid in old or cid in pending.doc_of:
                     report.chunks_kept += 1
                     continue
@@ -278,6 +319,7 @@ class Indexer:
         texts = list(plan.unit_texts.values())
         ids = list(plan.unit_texts.keys())
         for start in range(0, len(texts), _EMBED_SLICE):
+            self._checkpoint("during entity recognition")
             mentions = self._models.ner.extract(texts[start : start + _EMBED_SLICE])
             for uid, found in zip(ids[start : start + _EMBED_SLICE], mentions, strict=True):
                 linked: list[str] = []
@@ -304,6 +346,7 @@ class Indexer:
         # Texts of similar length share a batch, so little time goes into padding.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(texts), _EMBED_SLICE):
+            self._checkpoint(f"while embedding ({stage})")
             rows = order[start : start + _EMBED_SLICE]
             out[rows] = embedder.encode([texts[i] for i in rows], batch_size=self._settings.embed_batch_size)
             progress(stage, min(start + _EMBED_SLICE, len(texts)), len(texts))
@@ -313,11 +356,11 @@ class Indexer:
         self,
         corpus: str,
         plan: _Plan,
-        entity_vecs: np.ndarray,
-        unit_vecs: np.ndarray,
-        chunk_vecs: np.ndarray,
+        graph: Graph,
+        vectors: tuple[np.ndarray, np.ndarray, np.ndarray],
         progress: Progress,
     ) -> Written:
+        entity_vecs, unit_vecs, chunk_vecs = vectors
         entity_points = [
             StoredPoint(id=eid, payload={"name": name, "norm": normalize_entity(name), "label": label}, vector=v)
             for (eid, (name, label)), v in zip(plan.entities.items(), entity_vecs, strict=True)
@@ -328,20 +371,46 @@ class Indexer:
         ]
         chunk_points = [
             StoredPoint(id=c.id, payload=c.payload, vector=v) for c, v in zip(plan.chunks, chunk_vecs, strict=True)
-        ] + plan.refreshed
+        ]
+        chunk_points += plan.refreshed + self._relabelled(plan, graph)
         total = len(entity_points) + len(unit_points) + len(chunk_points)
+        remaining = estimated_bytes([*entity_points, *unit_points, *chunk_points])
         done = 0
         # Order matters for crash safety: a chunk is written only after what it points to.
         for kind, points in ((ENTITIES, entity_points), (UNITS, unit_points), (CHUNKS, chunk_points)):
             name = collection_name(corpus, kind)
+            if kind == CHUNKS:
+                # The last stop: past here chunks land and the run's documents become visible.
+                self._checkpoint("before storing chunks")
+                self._require_space(remaining)
             for start in range(0, len(points), _WRITE_BATCH):
                 batch = points[start : start + _WRITE_BATCH]
+                if kind != CHUNKS:
+                    self._checkpoint(f"while storing {kind}")
+                    self._require_space(remaining)
                 self._store.upsert(name, batch)
+                remaining -= estimated_bytes(batch)
                 done += len(batch)
                 progress("store", done, total)
         # Replaced chunks go last, once their successors are stored.
         self._store.delete(collection_name(corpus, CHUNKS), plan.stale_chunks)
         return Written(chunk_points, unit_points, entity_points, plan.stale_chunks)
+
+    def _relabelled(self, plan: _Plan, graph: Graph) -> list[StoredPoint]:
+        """The unchanged chunks of replaced documents, with their new version's labels."""
+        if not plan.relabelled or graph.points is None:
+            return []
+        out = []
+        for cid, provenance in plan.relabelled.items():
+            old = graph.points.chunks[cid]
+            payload = {k: v for k, v in old.payload.items() if k not in _PROVENANCE} | provenance
+            payload |= self._version_payload(plan, old.payload["doc_id"])
+            out.append(StoredPoint(id=cid, payload=payload, vector=old.vector))
+        return out
+
+    def _require_space(self, needed: int) -> None:
+        if self._space is not None:
+            self._space.require(max(needed, 0), "this index run")
 
 
 def chunk_variant(settings: Settings) -> str:

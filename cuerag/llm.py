@@ -22,6 +22,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_expo
 from cuerag.config import Settings
 from cuerag.errors import LLMError, LLMRefusedError, ParameterError
 from cuerag.llm_cache import ResponseCache
+from cuerag.redact import redact_urls_in
 
 log = logging.getLogger(__name__)
 
@@ -167,7 +168,7 @@ class LLM:
             wait=wait_exponential_jitter(multiplier=0.5, max=self.max_wait_seconds),
             before_sleep=lambda state: log.warning(
                 "LLM call failed (%s); retry %d of %d",
-                state.outcome.exception() if state.outcome else "?",
+                redact_urls_in(str(state.outcome.exception())) if state.outcome else "?",
                 state.attempt_number,
                 self.max_retries,
             ),
@@ -176,7 +177,7 @@ class LLM:
         try:
             completion = retrying(self.provider.complete, system, user, max_tokens=max_tokens)
         except Exception as exc:
-            message = f"{self.name} at {self.provider.endpoint} failed: {type(exc).__name__}: {exc}"
+            message = redact_urls_in(f"{self.name} at {self.provider.endpoint} failed: {type(exc).__name__}: {exc}")
             if _status(exc) in _REFUSED:
                 raise LLMRefusedError(message) from exc
             raise LLMError(message) from exc
@@ -211,6 +212,6 @@ def make_llm(settings: Settings, *, cache_dir: Path | None = None) -> LLM | None
             model=settings.llm_model, base_url=settings.llm_base_url, api_key=key, timeout=settings.llm_timeout
         )
     except Exception as exc:  # the SDKs refuse a missing key here, with their own exception types
-        raise ParameterError(f"cannot set up the {settings.llm_provider} LLM: {exc}") from exc
+        raise ParameterError(redact_urls_in(f"cannot set up the {settings.llm_provider} LLM: {exc}")) from exc
     cache = ResponseCache(cache_dir / "llm_cache.sqlite3") if settings.llm_cache and cache_dir is not None else None
     return LLM(provider=provider, cache=cache, max_retries=settings.llm_max_retries)

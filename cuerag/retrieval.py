@@ -252,12 +252,9 @@ class Retriever:
         exact = graph.entity_pos.get(entity_point_id(mention))
         if exact is not None:
             found[exact] = 1.0
-        for hit in self._store.search(collection_name(self.corpus, ENTITIES), vector, limit=k * 2 + 1):
-            pos = graph.entity_pos.get(hit.id)
-            if pos is not None and pos not in found:
-                found[pos] = hit.score
-            if len(found) >= k:
-                break
+        wanted = k - len(found)
+        for pos, score in self._live_hits(ENTITIES, vector, wanted, graph.entity_pos, skip=set(found)):
+            found[pos] = score
         return [
             Anchor(
                 entity_id=graph.entity_ids[e],
@@ -271,17 +268,31 @@ class Retriever:
 
     def nearest_units(self, vector: np.ndarray, k: int, exclude: set[int] | None = None) -> list[tuple[int, float]]:
         """Top-k live units by cosine with `vector` (Qdrant search, orphans skipped)."""
-        exclude = exclude or set()
-        out: list[tuple[int, float]] = []
-        limit = k + len(exclude) + 8
-        for hit in self._store.search(collection_name(self.corpus, UNITS), vector, limit=limit):
-            pos = self.graph.unit_pos.get(hit.id)
-            if pos is None or pos in exclude:
-                continue
-            out.append((pos, hit.score))
-            if len(out) >= k:
-                break
-        return out
+        return self._live_hits(UNITS, vector, k, self.graph.unit_pos, skip=exclude or set())
+
+    def _live_hits(
+        self, kind: str, vector: np.ndarray, k: int, live: dict[str, int], *, skip: set[int]
+    ) -> list[tuple[int, float]]:
+        """The k nearest points of a collection that this snapshot holds (their positions in it),
+        leaving out `skip`. The store may hold points the snapshot does not: orphans of a killed
+        run, or the points an index run is writing right now. However many there are, the search
+        asks again for twice as many until it has k live hits or the collection is exhausted, so
+        orphans can never push live points out of the answer."""
+        if k <= 0:
+            return []
+        limit = max(2 * k, k + len(skip))
+        while True:
+            hits = self._store.search(collection_name(self.corpus, kind), vector, limit=limit)
+            out: list[tuple[int, float]] = []
+            for hit in hits:
+                pos = live.get(hit.id)
+                if pos is not None and pos not in skip:
+                    out.append((pos, hit.score))
+                    if len(out) == k:
+                        return out
+            if len(hits) < limit:
+                return out
+            limit *= 2
 
     def adjacent_units(
         self, entity: int, vector: np.ndarray, k: int, exclude: set[int] | frozenset[int] = frozenset()
@@ -585,13 +596,10 @@ class Retriever:
         started = time.perf_counter()
         if vector is None:
             vector = self.embed_query(query)
-        hits: list[ChunkHit] = []
-        for hit in self._store.search(collection_name(self.corpus, CHUNKS), vector, limit=top_n + 8):
-            c = self.graph.chunk_pos.get(hit.id)
-            if c is not None:
-                hits.append(self._chunk_hit(c, hit.score, "dense", []))
-            if len(hits) >= top_n:
-                break
+        hits = [
+            self._chunk_hit(c, score, "dense", [])
+            for c, score in self._live_hits(CHUNKS, vector, top_n, self.graph.chunk_pos, skip=set())
+        ]
         elapsed = (time.perf_counter() - started) * 1000
         return RetrievalResult(
             corpus=self.corpus, query=query, method="dense", chunks=hits, elapsed_ms=round(elapsed, 2)

@@ -15,6 +15,7 @@ from mcp.server.mcpserver.tools import Tool
 from pydantic import ConfigDict
 
 from cuerag import CueRag, Settings
+from cuerag.redact import redact_values
 from server.config import ServerSettings
 from tools import TOOLS, AppState, ToolSpec
 
@@ -36,11 +37,18 @@ class _Holder:
 
 
 def strict_tool(spec: ToolSpec) -> Tool:
-    """The tool with unknown argument names refused. The SDK drops them silently, so a misspelt
-    `topn=2` would run with the default and the agent would never learn why."""
+    """The tool with unknown argument names refused and argument types checked strictly. The SDK
+    drops unknown names silently, so a misspelt `topn=2` would run with the default and the agent
+    would never learn why. Strict types, for every parameter: the schema says integer, so `"3"`,
+    `true` and `3.0` are refused rather than read as 3, and a boolean takes only true/false, not
+    `"no"` (which lax parsing reads as false, but `"nope"` as an error): what the schema shows is
+    what is accepted, as with other servers' schemas. A float takes an integer (JSON has one
+    number type), and lists and objects sent as JSON text are still parsed by the SDK first."""
     tool = Tool.from_function(spec.fn, name=spec.name, annotations=spec.annotations)
     loose = tool.fn_metadata.arg_model
-    tool.fn_metadata.arg_model = type(loose.__name__, (loose,), {"model_config": ConfigDict(extra="forbid")})
+    tool.fn_metadata.arg_model = type(
+        loose.__name__, (loose,), {"model_config": ConfigDict(extra="forbid", strict=True)}
+    )
     tool.parameters["additionalProperties"] = False
     return tool
 
@@ -58,6 +66,10 @@ def build_server(
     engine_factory: Callable[[Settings], CueRag] = CueRag,
 ) -> MCPServer[AppState]:
     holder = _Holder()
+    if server_settings.read_only:
+        # Hiding the write tools is not enough to serve a read-only directory: the store must
+        # open without creating or writing anything.
+        engine_settings = engine_settings.model_copy(update={"read_only": True})
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[AppState]) -> AsyncIterator[AppState]:
@@ -84,10 +96,12 @@ def build_server(
         """The server's configuration (secrets redacted) and its corpora with their sizes."""
         engine = holder.state.engine if holder.state else None
         corpora = [engine.info(c).model_dump() for c in engine.corpora()] if engine else []
+        # SecretStr fields dump as "**********"; URLs carry their own secrets (user-info, api-key
+        # parameters), so every string goes through the URL redaction too.
         return json.dumps(
             {
-                "engine": json.loads(engine_settings.model_dump_json()),
-                "server": json.loads(server_settings.model_dump_json()),
+                "engine": redact_values(json.loads(engine_settings.model_dump_json())),
+                "server": redact_values(json.loads(server_settings.model_dump_json())),
                 "tools": [s.name for s in TOOLS if _listed(s, engine_settings, server_settings)],
                 "corpora": corpora,
             },

@@ -13,6 +13,8 @@ class BearerTokenMiddleware:
     through so the MCP session manager still starts."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
+        if not token.strip():  # settings refuse it first; this is the last line of defence
+            raise ValueError("an empty bearer token would admit anyone")
         self._app = app
         self._token = token.encode()
 
@@ -30,4 +32,5 @@ class BearerTokenMiddleware:
     def _authorized(self, scope: Scope) -> bool:
         header = dict(scope.get("headers") or []).get(b"authorization", b"")
         scheme, _, token = header.partition(b" ")
-        return scheme.lower() == b"bearer" and hmac.compare_digest(token.strip(), self._token)
+        token = token.strip()
+        return scheme.lower() == b"bearer" and bool(token) and hmac.compare_digest(token, self._token)

@@ -6,8 +6,14 @@ import ipaddress
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# A bearer token is the only thing between the network and the index, and the server answers as
+# fast as it can: a short one can be guessed. 16 characters is 96 bits as base64 and 64 as hex
+# (`openssl rand -hex 16` gives 32). An empty one is refused for another reason: `--token "$TOKEN"`
+# with TOKEN unset reads as "no auth" to the shell user and must not start a server at all.
+MIN_TOKEN_LENGTH = 16
 
 
 def is_loopback(host: str) -> bool:
@@ -27,10 +33,36 @@ class ServerSettings(BaseSettings):
     port: int = Field(default=8765, ge=0, le=65535)
     token: SecretStr | None = Field(default=None, description="Bearer token HTTP clients must send.")
     read_only: bool = Field(default=False, description="Hide the tools that write (index, delete).")
+    # No default folder: desktop hosts start stdio servers in whatever directory they like (often
+    # `/` or the home folder), so "the working directory" would open the whole disk to an agent.
     allowed_roots: list[Path] = Field(
-        default_factory=lambda: [Path.cwd()],
-        description="Folders index_corpus may read from (JSON list in the environment).",
+        default_factory=list,
+        description="Folders index_corpus may read from (JSON list in the environment); none: "
+        "indexing by path is off and only inline documents are accepted.",
     )
+    allowed_origins: list[str] = Field(
+        default_factory=list,
+        description="Browser origins (scheme://host[:port]) allowed to call the HTTP server, besides "
+        "the bound address itself (JSON list in the environment).",
+    )
+
+    @field_validator("token")
+    @classmethod
+    def _token_long_enough(cls, token: SecretStr | None) -> SecretStr | None:
+        if token is None:
+            return None
+        value = token.get_secret_value()
+        if not value.strip():
+            raise ValueError(
+                "the bearer token is empty: give a real one (e.g. `openssl rand -hex 16`), or leave "
+                "--token and CUERAG_MCP_TOKEN unset to serve loopback only"
+            )
+        if value != value.strip() or len(value) < MIN_TOKEN_LENGTH:
+            raise ValueError(
+                f"the bearer token must be at least {MIN_TOKEN_LENGTH} characters without leading or "
+                "trailing spaces (e.g. `openssl rand -hex 16`)"
+            )
+        return token
 
     @model_validator(mode="after")
     def _token_off_loopback(self) -> ServerSettings:

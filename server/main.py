@@ -7,10 +7,11 @@ import logging
 import sys
 from typing import Any
 
-from cuerag import Settings
+from cuerag import CueRagError, Settings
 from server.app import build_server
 from server.auth import BearerTokenMiddleware
 from server.config import ServerSettings
+from server.security import transport_security
 
 
 def parse_args(argv: list[str] | None = None) -> tuple[Settings, ServerSettings]:
@@ -20,13 +21,25 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, ServerSettings]
     parser.add_argument("--port", type=int, help="HTTP port (default 8765).")
     parser.add_argument("--token", help="Bearer token required from HTTP clients [env CUERAG_MCP_TOKEN].")
     parser.add_argument("--read-only", action="store_true", default=None, help="Hide index and delete tools.")
-    parser.add_argument("--allowed-root", action="append", dest="allowed_roots", help="Folder index_corpus may read.")
+    parser.add_argument(
+        "--allowed-root",
+        action="append",
+        dest="allowed_roots",
+        help="Folder index_corpus may read (repeatable); none: indexing by path is off.",
+    )
+    parser.add_argument(
+        "--allowed-origin",
+        action="append",
+        dest="allowed_origins",
+        help="Browser origin allowed to call the HTTP server, e.g. https://app.example (repeatable).",
+    )
     parser.add_argument("--data-dir", help="Where indexes live [env CUERAG_DATA_DIR].")
     args = parser.parse_args(argv)
     server_overrides: dict[str, Any] = {
         k: v
         for k, v in vars(args).items()
-        if v is not None and k in {"transport", "host", "port", "token", "read_only", "allowed_roots"}
+        if v is not None
+        and k in {"transport", "host", "port", "token", "read_only", "allowed_roots", "allowed_origins"}
     }
     engine_overrides: dict[str, Any] = {"data_dir": args.data_dir} if args.data_dir else {}
     return Settings(**engine_overrides), ServerSettings(**server_overrides)
@@ -40,13 +53,43 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as exc:
         print(f"cuerag-mcp: {exc}", file=sys.stderr)
         raise SystemExit(2) from exc
+    try:
+        _serve(engine_settings, server_settings)
+    except BaseException as exc:
+        cause = _startup_cause(exc)
+        if cause is None:
+            raise
+        # The engine opens in the lifespan; what stops it (a read-only or full disk, an index open
+        # in another process) is the user's to fix, and one line says what.
+        print(f"cuerag-mcp: cannot serve: {cause}", file=sys.stderr)
+        raise SystemExit(1) from exc
+
+
+def _startup_cause(exc: BaseException) -> str | None:
+    """The message of the engine or filesystem error inside what the server raised (the task
+    groups wrap it), or None for anything else."""
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            if (found := _startup_cause(inner)) is not None:
+                return found
+        return None
+    if isinstance(exc, CueRagError):
+        return str(exc)
+    if isinstance(exc, OSError):
+        return f"{exc.strerror or exc} ({exc.filename})" if exc.filename else str(exc.strerror or exc)
+    return None
+
+
+def _serve(engine_settings: Settings, server_settings: ServerSettings) -> None:
     server = build_server(engine_settings, server_settings)
     if server_settings.transport == "stdio":
         server.run()
         return
     import uvicorn
 
-    app: Any = server.streamable_http_app(host=server_settings.host)
+    app: Any = server.streamable_http_app(
+        host=server_settings.host, transport_security=transport_security(server_settings)
+    )
     if server_settings.token is not None:
         app = BearerTokenMiddleware(app, server_settings.token.get_secret_value())
     uvicorn.run(app, host=server_settings.host, port=server_settings.port, log_level="warning")

@@ -15,17 +15,20 @@ import functools
 import json
 import os
 import random
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import anyio
 import pytest
 from mcp import Client
 from typer.testing import CliRunner, Result
 
 import cuerag.cli
-from cuerag import CueRag, Settings
+from cuerag import CueRag, Settings, make_document
 from cuerag.models import Models
 from cuerag.text import TextTools
 from server.app import build_server
@@ -377,29 +380,31 @@ async def test_mcp_odd_corpus_names(mcp: Mcp, name: str, expected: str) -> None:
 async def test_mcp_longest_name_and_names_that_differ_in_case(mcp: Mcp) -> None:
     longest = "n" * 64
     await ok(mcp.client, "index_corpus", corpus=longest, documents=[{"id": "narvik", "text": "Narvik is a port."}])
-    # Names are case-sensitive: two corpora, each with its own documents.
     await ok(
         mcp.client,
         "index_corpus",
         corpus="Fjord",
         documents=[{"id": "geiranger", "text": "Geiranger lies on a fjord."}],
     )
-    await ok(
-        mcp.client,
-        "index_corpus",
-        corpus="fjord",
-        documents=[
-            {"id": "sogn", "text": "Sognefjord is the longest fjord."},
-            {"id": "hardanger", "text": "Hardanger is known for fiddles."},
-        ],
-    )
+    # A name that differs from an existing corpus only in case is refused (issue 14, item 11): on
+    # a case-insensitive filesystem (macOS) the two would be one folder, mixing their documents.
+    for twin in ("fjord", "FJORD", "fJoRd"):
+        await refused(
+            mcp.client,
+            "index_corpus",
+            [f"corpus name {twin!r} differs from the existing corpus 'Fjord' only in case"],
+            corpus=twin,
+            documents=[{"id": "sogn", "text": "Sognefjord is the longest fjord."}],
+        )
     sizes = {c["name"]: c["documents"] for c in (await ok(mcp.client, "list_corpora"))["corpora"]}
-    assert (sizes[longest], sizes["Fjord"], sizes["fjord"]) == (1, 1, 2)
+    assert (sizes[longest], sizes["Fjord"]) == (1, 1) and "fjord" not in sizes
     assert [h["doc_id"] for h in (await ok(mcp.client, "dense_search", corpus="Fjord", query="fjord"))["chunks"]] == [
         "geiranger"
     ]
-    text = await refused(mcp.client, "dense_search", ["unknown corpus 'FJORD'"], corpus="FJORD", query="fjord")
-    assert {"Fjord", "fjord"} <= {n.strip() for n in text.split("corpora that exist:")[1].split(",")}
+    # Lookups stay exact, and the error points at the corpus meant.
+    await refused(
+        mcp.client, "dense_search", ["unknown corpus 'FJORD'", "did you mean 'Fjord'?"], corpus="FJORD", query="fjord"
+    )
 
 
 async def test_mcp_thousands_of_tiny_documents(mcp: Mcp) -> None:
@@ -423,7 +428,7 @@ BAD_ARGUMENTS: list[tuple[str, dict[str, Any], list[str]]] = [
     ("dense_search", {"top_n": -5}, ["top_n", "greater than or equal to 1"]),
     ("search_units", {"k": -1}, ["k\n", "greater than or equal to 1"]),
     ("q_iter", {"top_n": "five"}, ["top_n", "valid integer"]),
-    ("q_iter", {"depth": 2.5}, ["depth", "fractional part"]),
+    ("q_iter", {"depth": 2.5}, ["depth", "valid integer"]),
     ("dense_search", {"query": 42}, ["query", "valid string"]),
     ("dense_search", {"query": None}, ["query", "valid string"]),
     ("search_units", {"exclude": "not-a-list"}, ["exclude", "valid list"]),
@@ -460,10 +465,237 @@ async def test_mcp_wrong_parameters_of_the_write_tools(mcp: Mcp) -> None:
     await refused(mcp.client, "list_corpora", ["verbose", "Extra inputs"], verbose=True)
 
 
-async def test_mcp_numeric_strings_are_read_as_numbers(mcp: Mcp) -> None:
-    # Documented leniency: the SDK parses JSON inside strings, so "2" is the number 2.
-    result = await ok(mcp.client, "dense_search", corpus=BASE, query=BASE_QUESTION, top_n="2")
+LOOSE_VALUES: list[tuple[str, dict[str, Any], str]] = [
+    # Strict typing, as the schema says (issue 14, "Also"): no string, boolean or float for an
+    # integer, no string for a boolean, however readable it looks.
+    ("dense_search", {"top_n": "3"}, "valid integer"),
+    ("dense_search", {"top_n": True}, "valid integer"),
+    ("dense_search", {"top_n": 3.0}, "valid integer"),
+    ("q_iter", {"top_n": "3"}, "valid integer"),
+    ("q_iter", {"k": "2"}, "valid integer"),
+    ("q_iter", {"depth": False}, "valid integer"),
+    ("search_units", {"k": "5"}, "valid integer"),
+    ("q_iter", {"query_update": "no"}, "valid boolean"),
+    ("q_iter", {"query_update": "false"}, "valid boolean"),
+    ("q_iter", {"query_update": 0}, "valid boolean"),
+    ("q_iter", {"knowledge_anchoring": "yes"}, "valid boolean"),
+]
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "expected"), LOOSE_VALUES, ids=[f"{t}-{next(iter(a))}-{a}" for t, a, _ in LOOSE_VALUES]
+)
+async def test_mcp_loose_values_are_refused(mcp: Mcp, tool: str, args: dict[str, Any], expected: str) -> None:
+    await refused(mcp.client, tool, [next(iter(args)), expected], corpus=BASE, query=BASE_QUESTION, **args)
+
+
+async def test_mcp_exact_types_are_accepted(mcp: Mcp) -> None:
+    result = await ok(mcp.client, "dense_search", corpus=BASE, query=BASE_QUESTION, top_n=2)
     assert [h["doc_id"] for h in result["chunks"]][:1] == ["oslo"] and len(result["chunks"]) == 2
+    traced = await ok(mcp.client, "q_iter", corpus=BASE, query=BASE_QUESTION, top_n=1, query_update=False)
+    assert len(traced["chunks"]) == 1
+
+
+# ---- servers of their own: no allowed root, secrets in URLs, a full disk, a broken store, a cancel --
+
+
+def own_server(models: Models, data: Path, server: ServerSettings | None = None, **engine: Any) -> Any:
+    """A server on its own data folder; `engine` keyword arguments go to CueRag (the free-space
+    seam); settings with a Qdrant URL still run on the embedded store (nothing listens there)."""
+
+    def factory(settings: Settings) -> CueRag:
+        return CueRag(settings.model_copy(update={"qdrant_url": None}), models=models, **engine)
+
+    return build_server(Settings(data_dir=data), server or ServerSettings(), engine_factory=factory)
+
+
+async def test_mcp_without_an_allowed_root_path_indexing_is_off(
+    models: Models, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A desktop host may start the server in any folder (often / or the home folder): the working
+    # directory is no longer a default root (issue 14, item 3).
+    home = tmp_path / "home"
+    secret = write(home / ".bashrc.md", SECRET)
+    notes = write(home / "notes.txt", "Narvik is a port in northern Norway.")
+    monkeypatch.chdir(home)
+    assert ServerSettings().allowed_roots == []
+    async with Client(own_server(models, tmp_path / "data")) as client:
+        for paths in ([str(notes)], ["notes.txt"], [str(secret)], [str(home)], ["/etc/passwd"]):
+            text = await fails(client, "index_corpus", corpus="c", paths=paths)
+            assert "--allowed-root" in text and "claude_desktop_config.json" in text and "`documents`" in text, text
+        assert (await ok(client, "list_corpora"))["corpora"] == []
+        inline = await ok(client, "index_corpus", corpus="c", documents=[{"text": "Narvik is a port."}])
+        assert inline["documents_added"] == 1
+        hits = (await ok(client, "dense_search", corpus="c", query="vault combination harbour master"))["chunks"]
+        assert all("31-47-59" not in h["text"] for h in hits)
+
+
+LEAKS = ["alice", "pw-LEAK-1", "LEAK-2", "bob", "LEAK-3", "LEAK-4", "LEAK-5"]
+
+
+async def test_mcp_config_resource_redacts_url_credentials(models: Models, tmp_path: Path) -> None:
+    settings = {
+        "llm_base_url": "http://alice:pw-LEAK-1@llm.example:8080/v1?api-key=LEAK-2&model=small",
+        "qdrant_url": "https://bob:LEAK-3@qdrant.example:6333/?Token=LEAK-4&X-Amz-Signature=LEAK-5",
+    }
+    server = build_server(
+        Settings(data_dir=tmp_path / "data", **settings),  # type: ignore[arg-type]
+        ServerSettings(),
+        engine_factory=lambda s: CueRag(s.model_copy(update={"qdrant_url": None}), models=models),
+    )
+    async with Client(server) as client:
+        text = (await client.read_resource("config://server")).contents[0].text  # type: ignore[union-attr]
+    assert [leak for leak in LEAKS if leak in text] == [], text
+    engine = json.loads(text)["engine"]
+    # Still says where the endpoints are, and which parameters were set.
+    assert engine["llm_base_url"] == "http://***@llm.example:8080/v1?api-key=***&model=small"
+    assert engine["qdrant_url"] == "https://***@qdrant.example:6333/?Token=***&X-Amz-Signature=***"
+
+
+def test_llm_errors_and_logs_redact_url_credentials(caplog: pytest.LogCaptureFixture) -> None:
+    from cuerag.errors import LLMError
+    from cuerag.llm import make_llm
+
+    settings = Settings(
+        llm_provider="openai",
+        llm_model="m",
+        llm_base_url="http://alice:pw-LEAK-1@127.0.0.1:9/v1?api-key=LEAK-2",
+        llm_max_retries=1,
+        llm_cache=False,
+    )
+    llm = make_llm(settings)
+    assert llm is not None
+    with caplog.at_level("WARNING"), pytest.raises(LLMError) as failed:
+        llm.complete("system", "user", max_tokens=16)  # nothing listens on port 9: refused at once
+    shown = str(failed.value) + "\n".join(r.getMessage() for r in caplog.records)
+    assert "127.0.0.1:9" in shown
+    assert [leak for leak in LEAKS if leak in shown] == [], shown
+
+
+async def test_mcp_full_disk_is_refused_with_what_it_needs(models: Models, tmp_path: Path) -> None:
+    # The free-space seam says 100 MB: under the 256 MB margin (issue 14, item 4).
+    from cuerag.diskspace import MB
+
+    server = own_server(models, tmp_path / "data", free_bytes=lambda _: 100 * MB)
+    async with Client(server) as client:
+        text = await fails(client, "index_corpus", corpus="c", documents=BASE_DOCS)
+        for expected in ("not enough free disk space", "MB must stay free", "100.0 MB free", "CUERAG_MIN_FREE_MB"):
+            assert expected in text, text
+        assert (await ok(client, "list_corpora"))["corpora"] == []  # not even an empty corpus left
+
+
+def test_disk_filling_during_a_run_stops_it_between_batches(models: Models, tmp_path: Path) -> None:
+    """Free space that runs out half-way (another program filling the disk): the run stops before
+    its next batch, names the cause, and leaves the corpus as it was, orphans cleared."""
+    import cuerag.index as index_module
+    from cuerag.errors import StorageFullError
+    from cuerag.graph import KINDS, collection_name
+
+    disk = FillingDisk()
+    engine = CueRag(Settings(data_dir=tmp_path / "data"), models=models, free_bytes=disk)
+    try:
+        engine.index_documents(BASE, [make_document(d["title"], d["text"], d["id"]) for d in BASE_DOCS])
+        before = engine.info(BASE)
+        disk.readings_left = 3  # three batches' worth of room, then a full disk
+        docs = [make_document(f"Halt {n}", f"Halt {n} is a railway stop on line {n}.", f"halt-{n}") for n in range(300)]
+        patch = pytest.MonkeyPatch()
+        patch.setattr(index_module, "_WRITE_BATCH", 64)
+        try:
+            with pytest.raises(StorageFullError, match=r"10\.0 MB free"):
+                engine.index_documents(BASE, docs)
+        finally:
+            patch.undo()
+        assert engine.info(BASE) == before
+        g = engine.graph(BASE)
+        stored = {k: engine.store.count(collection_name(BASE, k)) for k in KINDS}
+        assert stored == {"chunks": len(g.chunk_ids), "units": len(g.unit_ids), "entities": len(g.entity_ids)}
+    finally:
+        engine.close()
+
+
+async def test_mcp_store_errors_name_their_cause(models: Models, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    async with Client(own_server(models, data)) as client:
+        await ok(client, "index_corpus", corpus="c", documents=BASE_DOCS)
+    # A damaged collection (a disk error, a half-copied folder): every tool that reads it says
+    # which collection and what is wrong, instead of "Error executing tool list_corpora".
+    (data / "qdrant-edge" / "cuerag--c--chunks" / "edge_config.json").write_text("{ not json")
+    async with Client(own_server(models, data)) as client:
+        for tool, args in (("list_corpora", {}), ("dense_search", {"corpus": "c", "query": "Oslo"})):
+            text = await fails(client, tool, **args)
+            assert "cuerag--c--chunks" in text and "JSONDecodeError" in text, text
+
+
+class FillingDisk:
+    """The free-space seam: plenty of room until `readings_left` runs out, then 10 MB."""
+
+    def __init__(self) -> None:
+        self.readings_left: int | None = None
+
+    def __call__(self, path: Path) -> int:
+        if self.readings_left is None:
+            return 1 << 40
+        self.readings_left -= 1
+        return 1 << 40 if self.readings_left >= 0 else 10 << 20
+
+
+async def test_mcp_cancelling_index_corpus_stops_it(models: Models, tmp_path: Path) -> None:
+    """`notifications/cancelled` from a real client (the SDK sends it when the call is abandoned)
+    stops the run at its next step: nothing of it is served, no orphan is left, and the server
+    goes on (issue 14, item 9)."""
+    from cuerag.graph import KINDS, collection_name
+
+    engines: list[CueRag] = []
+
+    def factory(settings: Settings) -> CueRag:
+        engines.append(CueRag(settings, models=models))
+        return engines[-1]
+
+    server = build_server(Settings(data_dir=tmp_path / "data"), ServerSettings(), engine_factory=factory)
+    docs = [
+        {"id": f"halt-{n}", "text": f"Halt {n} is a railway stop on line {n % 40} near village {n}."}
+        for n in range(3000)
+    ]
+    async with Client(server) as client:
+        await ok(client, "index_corpus", corpus=BASE, documents=BASE_DOCS)
+        before = await snapshot_of(client, BASE)
+        started = anyio.Event()
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            if message and message.startswith("ner"):
+                started.set()  # past splitting: the run is under way
+
+        async with anyio.create_task_group() as tg:
+
+            async def call() -> None:
+                await client.call_tool(
+                    "index_corpus", {"corpus": BASE, "documents": docs}, progress_callback=on_progress
+                )
+
+            tg.start_soon(call)
+            await started.wait()
+            tg.cancel_scope.cancel()  # the client abandons the call: the SDK sends notifications/cancelled
+
+        # The run lets go of the corpus at its next step; until then a second writer is told so.
+        while True:
+            result = await client.call_tool("index_corpus", {"corpus": BASE, "documents": BASE_DOCS})
+            if not result.is_error:
+                break
+            assert "being written by another index run" in _text(result)
+            await anyio.sleep(0.2)
+        assert result.structured_content is not None
+        assert result.structured_content["documents_unchanged"] == len(BASE_DOCS)
+        assert await snapshot_of(client, BASE) == before  # nothing of the cancelled run is served
+        engine = engines[0]
+        g = engine.graph(BASE)
+        stored = {k: engine.store.count(collection_name(BASE, k)) for k in KINDS}
+        assert stored == {"chunks": len(g.chunk_ids), "units": len(g.unit_ids), "entities": len(g.entity_ids)}
+
+
+async def snapshot_of(client: Client, corpus: str) -> Any:
+    corpora = (await ok(client, "list_corpora"))["corpora"]
+    hits = (await ok(client, "dense_search", corpus=corpus, query="railway stop near a village", top_n=3))["chunks"]
+    return corpora, [h["chunk_id"] for h in hits]
 
 
 # ---- CLI ----------------------------------------------------------------------------------------
@@ -625,7 +857,10 @@ def test_cli_odd_corpus_names(cli: Cli) -> None:
 
 
 def test_cli_names_are_case_sensitive(cli: Cli) -> None:
+    path = write(cli.files / "bodo.txt", "Bodø is a town north of the Arctic Circle.")
     cli.refused(
+        Bad(["index", str(path), "--corpus", "Base"], ["corpus name 'Base' differs from the existing corpus 'base'"]),
+        Bad(["index", str(path), "--corpus", "BASE"], ["only in case", "macOS"]),
         Bad(["query", BASE_QUESTION, "--corpus", "BASE"], [f"unknown corpus 'BASE'; corpora that exist: {BASE}"]),
         Bad(["drop", "--corpus", "Base", "--yes"], ["unknown corpus 'Base'"]),
         Bad(["delete", "oslo", "--corpus", "Base"], ["unknown corpus 'Base'"]),
@@ -678,3 +913,36 @@ def test_cli_query_with_markup_characters(cli: Cli) -> None:
     result = cli("query", f"[/x] [bold]{BASE_QUESTION}", "--corpus", BASE)
     assert result.exit_code == 0
     assert f"[/x] [bold]{BASE_QUESTION}" in squash(result.stdout)
+
+
+def test_cli_on_a_disk_that_fills_up(tmp_path: Path) -> None:
+    """A real small filesystem with 3 MB free (issue 14, item 4): the index run is refused before
+    it writes, with what it needs, instead of the store filling the disk and dying of SIGBUS."""
+    from conftest import server_env
+    from mounts import fill, tmpfs
+
+    docs = [
+        {"id": f"halt-{n}", "title": f"Halt {n}", "text": f"Halt {n} is a stop on line {n % 9} near {n}."}
+        for n in range(400)
+    ]
+    corpus = write(tmp_path / "halts.json", json.dumps(docs))
+    with tmpfs(tmp_path / "disk", size_mb=48) as disk:
+        fill(disk, leave_mb=3)
+        env = {**server_env(), "CUERAG_DATA_DIR": str(disk / "data"), "CUERAG_MIN_FREE_MB": "1"}
+        proc = subprocess.run(
+            [sys.executable, "-m", "cuerag.cli", "index", str(corpus), "--corpus", "halts"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        said = squash(proc.stderr)
+        assert proc.returncode == 1, (proc.returncode, said[-3000:])
+        # Refused when the corpus is created or before its first batch, depending on the margin.
+        assert "not enough free disk space for" in said and "it needs about" in said, said[-3000:]
+        assert "MB must stay free (CUERAG_MIN_FREE_MB)" in said
+        assert "Traceback" not in said
+        listed = subprocess.run(
+            [sys.executable, "-m", "cuerag.cli", "corpora", "--json"], env=env, capture_output=True, text=True
+        )
+        assert listed.returncode == 0 and json.loads(listed.stdout) == [], listed.stderr[-2000:]

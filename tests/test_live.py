@@ -204,3 +204,169 @@ def test_a_huge_document_is_chunked_with_shared_units(make_engine: EngineFactory
     # window edge cuts), each linked to many chunks, not thousands of copies.
     assert len(g.unit_ids) < 200
     assert max(len(cs) for cs in g.unit_chunks) > 50
+
+
+# ---- issue 14: real SIGKILLs at chosen moments ---------------------------------------------------
+
+# Indexes the documents of a JSON file into corpus "c" and SIGKILLs itself at the named moment:
+# just before the first chunk write (the run's units and entities are stored, none reachable), or
+# just before the replaced chunks are deleted (a document's new and old chunks both stored).
+_KILLED_RUN = """
+import json, os, signal, sys
+from cuerag import CueRag, Document, Settings
+data, docs_file, moment = sys.argv[1:4]
+engine = CueRag(Settings(data_dir=data))
+store = engine.store
+
+class KillingStore:
+    def __getattr__(self, attr):
+        return getattr(store, attr)
+
+    def upsert(self, name, points):
+        if moment == "first-chunk-write" and name.endswith("--chunks"):
+            os.kill(os.getpid(), signal.SIGKILL)
+        store.upsert(name, points)
+
+    def delete(self, name, ids):
+        if moment == "old-chunks-delete" and name.endswith("--chunks") and ids:
+            os.kill(os.getpid(), signal.SIGKILL)
+        store.delete(name, ids)
+
+engine.store = KillingStore()
+engine.index_documents("c", [Document(**d) for d in json.load(open(docs_file))])
+"""
+
+
+def _killed_run(tmp_path: Path, data: Path, docs: list[Document], moment: str) -> None:
+    docs_file = tmp_path / f"{moment}.json"
+    docs_file.write_text(json.dumps([d.model_dump() for d in docs]))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUERAG_")}
+    env["HF_HUB_OFFLINE"] = "1"
+    root = str(Path(__file__).parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
+    proc = subprocess.run(
+        [sys.executable, "-c", _KILLED_RUN, str(data), str(docs_file), moment],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr[-3000:]
+
+
+def _live_units(engine: CueRag, query: str, k: int) -> list[str]:
+    hits = engine.retriever("c").search_units(query, k)
+    g = engine.graph("c")
+    assert all(h.unit_id in g.unit_pos for h in hits)  # only units the graph holds
+    return [h.unit_id for h in hits]
+
+
+def test_orphans_of_a_killed_run_never_push_live_units_out(
+    tmp_path: Path, models: Any, make_engine: EngineFactory
+) -> None:
+    """SIGKILL after a run stored its units and entities but before any chunk (issue 14, item 7):
+    a read-only server still finds k live units, a writable one deletes the orphans on opening,
+    and a delete's report counts the orphans it removed."""
+    from cuerag.config import Settings
+
+    data = tmp_path / "data"
+    first = make_engine(data_dir=data)
+    first.index_documents("c", _docs(20))
+    first.close()
+    _killed_run(tmp_path, data, _docs(60), "first-chunk-write")
+
+    queries = ["Who was born in City 3?", "Which company moved to City 5?", "Person 47 founded Company 3"]
+    reader = CueRag(Settings(data_dir=data, read_only=True), models=models)
+    try:
+        g = reader.graph("c")
+        stored = point_counts(reader, "c")
+        orphans = {"units": stored["units"] - len(g.unit_ids), "entities": stored["entities"] - len(g.entity_ids)}
+        assert orphans["units"] > 50 and stored["chunks"] == len(g.chunk_ids)  # the killed run's, unreachable
+        for query in queries:
+            assert len(_live_units(reader, query, 10)) == 10, query
+            assert len(reader.retriever("c").dense(query, 10).chunks) == 10
+        assert point_counts(reader, "c") == stored  # read-only: nothing deleted
+        own = _units_only_in(reader, "person-0")
+    finally:
+        reader.close()
+
+    writer = make_engine(data_dir=data)
+    report = writer.delete_documents("c", ["person-0"])  # the first write after the restart
+    assert report.units_removed == orphans["units"] + own
+    assert report.entities_removed >= orphans["entities"]
+    g = writer.graph("c")
+    assert point_counts(writer, "c") == {
+        "chunks": len(g.chunk_ids),
+        "units": len(g.unit_ids),
+        "entities": len(g.entity_ids),
+    }
+    for query in queries:
+        assert len(_live_units(writer, query, 10)) == 10, query
+
+
+def _units_only_in(engine: CueRag, doc_id: str) -> int:
+    g = engine.graph("c")
+    mine = {c for c, d in enumerate(g.chunk_docs) if d == doc_id}
+    return sum(1 for chunks in g.unit_chunks if set(chunks) <= mine)
+
+
+def test_orphans_are_deleted_when_a_corpus_is_opened(tmp_path: Path, make_engine: EngineFactory) -> None:
+    data = tmp_path / "data"
+    first = make_engine(data_dir=data)
+    first.index_documents("c", _docs(20))
+    first.close()
+    _killed_run(tmp_path, data, _docs(60), "first-chunk-write")
+    engine = make_engine(data_dir=data)
+    g = engine.graph("c")  # opening it clears what the killed run left
+    assert point_counts(engine, "c") == {"chunks": 20, "units": len(g.unit_ids), "entities": len(g.entity_ids)}
+    assert len(_live_units(engine, "Who was born in City 3?", 10)) == 10
+
+
+def test_sigkill_between_a_replaced_documents_new_and_old_chunks(tmp_path: Path, make_engine: EngineFactory) -> None:
+    """SIGKILL after a replaced document's new chunk is stored and before its old one is deleted
+    (issue 14, item 11): after the restart one version is served, the new one, never both."""
+    data = tmp_path / "data"
+    docs = _docs(10)
+    first = make_engine(data_dir=data)
+    first.index_documents("c", docs)
+    first.close()
+    changed = [*docs[:3], make_document("Person 3", "Person 3 was a sailor from Port Nowhere.", "person-3"), *docs[4:]]
+    _killed_run(tmp_path, data, changed, "old-chunks-delete")
+
+    engine = make_engine(data_dir=data)
+    g = engine.graph("c")
+    served = [g.chunk_texts[c] for c, d in enumerate(g.chunk_docs) if d == "person-3"]
+    assert served == ["Person 3 was a sailor from Port Nowhere."]
+    assert point_counts(engine, "c")["chunks"] == 10  # the old version's chunk is gone from the store
+    for query in ("Where was Person 3 born?", "Who was a sailor from Port Nowhere?"):
+        docs_hit = [h.doc_id for h in engine.query("c", query, method="dense").chunks]
+        assert docs_hit.count("person-3") <= 1
+    # A rerun with the same documents has nothing left to do.
+    report = engine.index_documents("c", changed)
+    assert (report.documents_unchanged, report.chunks_added) == (10, 0)
+
+
+def test_replacing_one_chunk_of_a_long_document_keeps_one_version(models: Any, tmp_path: Path) -> None:
+    """A document of several chunks whose last one changes: the unchanged chunks are stored again
+    with the new version's labels, so the graph (in memory, and rebuilt from the store) serves
+    every chunk of the new version and nothing of the old."""
+    from cuerag.config import Settings
+
+    sentences = [f"Station {n} opened on line {n % 4} in {1900 + n}." for n in range(40)]
+    engine = CueRag(Settings(data_dir=tmp_path / "data", chunk_tokens=64, chunk_overlap=0), models=models)
+    try:
+        engine.index_documents("c", [make_document("Stations", " ".join(sentences), "stations")])
+        before = engine.graph("c").chunk_texts
+        changed = " ".join([*sentences[:-1], "Station 39 closed in 1999."])
+        report = engine.index_documents("c", [make_document("Stations", changed, "stations")])
+        kept = report.chunks_kept
+        assert report.documents_replaced == 1 and kept > 2 and report.chunks_added >= 1
+        g = engine.graph("c")
+        assert g.chunk_texts[:kept] == before[:kept] and "closed in 1999" in " ".join(g.chunk_texts[kept:])
+        assert not any("Station 39 opened" in t for t in g.chunk_texts)
+        assert_graphs_equal(g, load_graph(engine.store, "c", dim=g.unit_vectors.shape[1]))
+        assert point_counts(engine, "c")["chunks"] == len(g.chunk_ids) == kept + report.chunks_added
+        assert g.points is not None
+        assert len({p.payload["doc_version"] for p in g.points.chunks.values()}) == 1
+    finally:
+        engine.close()

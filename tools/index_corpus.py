@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -14,9 +16,20 @@ from pydantic import BaseModel, ConfigDict, Field
 from cuerag import IndexReport, InputError, WalkRules, make_document
 from tools.common import AppState, Corpus, run_engine, state_of, tool
 
+log = logging.getLogger(__name__)
+
 # Indexing stages in the order the engine runs them; progress is reported over all of them.
 _STAGES = ("split", "ner", "embed entities", "embed units", "embed chunks", "store")
 _LLM_STAGES = ("split", "extract", *_STAGES[1:])  # at α > 0 the LLM works between split and NER
+
+
+# Said to an agent that will relay it to a person: what to do, in the places they can do it.
+PATHS_OFF = (
+    "reading files by path is turned off on this server: no folder has been allowed. Ask the user to "
+    "allow a folder by starting the server with `--allowed-root /path/to/folder` (for Claude Desktop: "
+    'add "--allowed-root", "/path/to/folder" to this server\'s "args" in claude_desktop_config.json, '
+    "then restart it). Meanwhile, pass the text itself as `documents` (title and text)."
+)
 
 
 class DocumentInput(BaseModel):
@@ -81,12 +94,15 @@ async def index_corpus(
     state = state_of(ctx)
     if not paths and not documents:
         raise ToolError("nothing to index: give `paths` or `documents`")
+    if paths and not state.allowed_roots:
+        raise ToolError(PATHS_OFF)
     portal_progress = _ProgressReporter(ctx, _LLM_STAGES if state.engine.settings.alpha > 0 else _STAGES)
+    stop_requested = _cancel_check()
 
     def run() -> IndexReport:
         inline = [make_document(d.title, d.text, d.id) for d in documents]
         if not paths:
-            return state.engine.index_documents(corpus, inline, progress=portal_progress)
+            return state.engine.index_documents(corpus, inline, progress=portal_progress, should_stop=stop_requested)
         # Every file found under a folder is checked too: a symlink inside an allowed folder may
         # point anywhere, and checking the folder alone would read what it points to.
         return state.engine.index_paths(
@@ -98,9 +114,28 @@ async def index_corpus(
             rules=WalkRules(include=tuple(include), exclude=tuple(exclude)),
             check=lambda f: check_allowed(str(f), state.allowed_roots),
             progress=portal_progress,
+            should_stop=stop_requested,
         )
 
     return await run_engine(run)
+
+
+def _cancel_check() -> Callable[[], bool]:
+    """For the engine's worker thread: has this call been cancelled? The SDK cancels the handler
+    when the client sends `notifications/cancelled`, and every handler when the client goes away
+    (stdin closed, session ended), but a worker thread runs on unless it asks; so the engine asks
+    this between stages and batches."""
+    cancelled = anyio.get_cancelled_exc_class()  # read here: the worker thread has no event loop
+
+    def stop_requested() -> bool:
+        try:
+            anyio.from_thread.check_cancelled()
+        except cancelled:
+            log.warning("index_corpus cancelled by the client; stopping at the next step")
+            return True
+        return False
+
+    return stop_requested
 
 
 class _ProgressReporter:

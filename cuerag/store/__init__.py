@@ -14,14 +14,15 @@ def open_store(settings: Settings) -> VectorStore:
 
         key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
         return QdrantClientStore.remote(settings.qdrant_url, api_key=key)
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    if not settings.read_only:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
     if settings.store == "local":
         from cuerag.store.qdrant_client_store import QdrantClientStore
 
         return QdrantClientStore.local(settings.data_dir / "qdrant-local")
     from cuerag.store.edge_store import EdgeStore
 
-    return EdgeStore(settings.data_dir / "qdrant-edge")
+    return EdgeStore(settings.data_dir / "qdrant-edge", read_only=settings.read_only)
 
 
 __all__ = ["Hit", "StoredPoint", "VectorStore", "open_store"]
