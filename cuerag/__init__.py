@@ -16,7 +16,7 @@ from cuerag.errors import (
 )
 from cuerag.index import IndexReport
 from cuerag.llm import LLMUsage
-from cuerag.retrieval import ChunkHit, RetrievalResult
+from cuerag.results import ChunkHit, RetrievalResult
 
 __all__ = [
     "AnswerResult",

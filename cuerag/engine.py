@@ -29,7 +29,8 @@ from cuerag.graph import KINDS, Graph, collection_name, corpus_of_collection, lo
 from cuerag.index import Indexer, IndexReport, Progress
 from cuerag.llm import LLM, LLMUsage, make_llm, require_llm
 from cuerag.models import Models, load_models
-from cuerag.retrieval import METHODS, Method, RetrievalResult, Retriever
+from cuerag.results import METHODS, Method, RetrievalResult
+from cuerag.retrieval import Retriever
 from cuerag.scoring import make_scorer
 from cuerag.store import VectorStore, open_store
 from cuerag.text import TextTools
@@ -346,7 +347,7 @@ class CueRag:
             ranked = indexes.bm25.ranked(question, n)
         elif method == "hybrid":
             pool = 4 * n
-            dense = [graph.chunk_pos[h.chunk_id] for h in retriever.dense(question, pool).chunks]
+            dense = [c for c, _ in retriever.dense_ranking(question, pool)]
             lexical = [c for c, _ in indexes.bm25.ranked(question, pool)]
             ranked = rrf([dense, lexical], n)
         else:

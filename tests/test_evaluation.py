@@ -29,7 +29,7 @@ from cuerag.evaluation import (
     write_report,
 )
 from cuerag.models import Models
-from cuerag.retrieval import ChunkHit, RetrievalResult
+from cuerag.results import ChunkHit, RetrievalResult
 
 DOCS = [
     make_document("Alpha", "Alpha is a town."),
@@ -119,7 +119,7 @@ def test_score_method_metrics() -> None:
         "a": _result(["x", "g1", "g1", "y", "g2"], ["", "in paris", "", "", ""]),  # doc g1 twice counts once
         "b": _result(["y", "z"]),
     }
-    scores, rows = score_method(questions, lambda q: runs[q], [1, 2, 5])
+    scores, rows = score_method(questions, lambda q, n: runs[q], [1, 2, 5])
     m = scores.metrics
     # q1: ranked docs x, g1, y, g2 -> g1 at 2, g2 at 4; q2: nothing.
     assert m["recall@1"] == 0.0
