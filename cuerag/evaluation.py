@@ -96,13 +96,13 @@ def load_questions(path: Path, corpus: Sequence[Document], fmt: QuestionFormat =
             answers = [rec.get("answer", "")]
         else:
             gold = [by_name(t, where) for t in rec["gold_titles"]]
-            answers = [rec["answer"]] if rec.get("answer") else []
+            answers = [rec.get("answer", ""), *rec.get("answers", [])]  # the answer, then any aliases
         questions.append(
             Question(
                 id=qid,
                 question=rec["question"],
                 gold_doc_ids=list(dict.fromkeys(gold)),
-                answers=[a for a in answers if a],
+                answers=list(dict.fromkeys(a for a in answers if a)),
             )
         )
     return questions
