@@ -180,6 +180,17 @@ LinkBoost = Annotated[
     ),
 ]
 
+LexicalWeight = Annotated[
+    float,
+    Field(
+        ge=0.0,
+        le=1.0,
+        description="Weight of lexical evidence (BM25 scaled to the query's best match) against the embedder's "
+        "cosine where Q-Iter chooses text: the units it anchors on (the lexical top units join the nearest "
+        "ones), each hop's units, the paths kept and the chunks returned (0: embedder only, as in the paper).",
+    ),
+]
+
 
 class QIterParams(BaseModel):
     """Q-Iter parameters. Defaults are the paper's (K=3, D=3, M=5, N=5)."""
@@ -197,6 +208,7 @@ class QIterParams(BaseModel):
     query_titles: QueryTitles = True
     title_links: TitleLinks = 2
     link_boost: LinkBoost = 0.1
+    lexical_weight: LexicalWeight = 0.0
 
 
 def param_help(name: str) -> str:

@@ -27,6 +27,7 @@ from cuerag.documents import Document, check_documents, dedupe_documents, load_p
 from cuerag.errors import CorpusNotFoundError, CueRagError, InvalidNameError, ParameterError, StoreError
 from cuerag.graph import KINDS, Graph, collection_name, corpus_of_collection, load_graph, updated_graph
 from cuerag.index import Indexer, IndexReport, Progress
+from cuerag.lexical import LexicalIndex
 from cuerag.llm import LLM, LLMUsage, make_llm, require_llm
 from cuerag.models import Models, load_models
 from cuerag.results import METHODS, Method, RetrievalResult
@@ -109,6 +110,7 @@ class CueRag:
         self._graph_lock = threading.Lock()
         self._writers: dict[str, threading.Lock] = {}
         self._baselines: dict[str, _BaselineIndexes] = {}
+        self._lexical: dict[str, LexicalIndex] = {}
 
     # -- corpora --
 
@@ -156,6 +158,7 @@ class CueRag:
         with self._graph_lock:
             self._graphs.pop(corpus, None)
             self._baselines.pop(corpus, None)
+            self._lexical.pop(corpus, None)
 
     def _check_dim(self, corpus: str) -> None:
         dim = self.store.collection_dim(collection_name(corpus, "chunks"))
@@ -268,7 +271,25 @@ class CueRag:
     def retriever(self, corpus: str) -> Retriever:
         graph = self.graph(corpus)
         scorer = make_scorer(graph, self.models.reranker)
-        return Retriever(corpus=corpus, graph=graph, store=self.store, models=self.models, scorer=scorer)
+        return Retriever(
+            corpus=corpus,
+            graph=graph,
+            store=self.store,
+            models=self.models,
+            scorer=scorer,
+            lexical=lambda: self._lexical_index(corpus, graph),
+        )
+
+    def _lexical_index(self, corpus: str, graph: Graph) -> LexicalIndex:
+        """Q-Iter's BM25 index of a snapshot, built on first use and kept with it."""
+        with self._graph_lock:
+            cached = self._lexical.get(corpus)
+        if cached is not None and cached.graph is graph:
+            return cached
+        built = LexicalIndex(graph)
+        with self._graph_lock:
+            self._lexical[corpus] = built
+        return built
 
     def query(
         self,

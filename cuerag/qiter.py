@@ -14,14 +14,26 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cuerag.config import QIterParams
+from cuerag.lexical import LexicalFusion, LexicalScores
 from cuerag.link_scoring import TitleEvidence
 from cuerag.results import Anchor, ChunkHit, DepthTrace, PathTrace, QIterTrace, RetrievalResult, chunk_hit
+from cuerag.scoring import Scorer
 
 if TYPE_CHECKING:
     from cuerag.retrieval import Retriever
 
 # Q-Iter's stages, in the order they run: the keys of `QIterTrace.stage_ms`.
-STAGES: tuple[str, ...] = ("embed", "ner", "entity_linking", "anchor_units", "beam", "rerank", "links", "fill")
+STAGES: tuple[str, ...] = (
+    "embed",
+    "lexical",
+    "ner",
+    "entity_linking",
+    "anchor_units",
+    "beam",
+    "rerank",
+    "links",
+    "fill",
+)
 
 
 class _Clock:
@@ -68,15 +80,20 @@ class _QIterRun:
     def __init__(self, retriever: Retriever, query: str, params: QIterParams) -> None:
         self.r = retriever
         self.graph = retriever.graph
-        self.scorer = retriever.scorer
+        self.scorer: Scorer = retriever.scorer
         self.query = query
         self.params = params
         self.clock = _Clock()
+        self.lexical: LexicalScores | None = None
 
     def run(self, given: Sequence[str] | None) -> RetrievalResult:
         started = time.perf_counter()
         qvec = self.r.embed_query(self.query)
         self.clock.lap("embed")
+        if self.params.lexical_weight > 0:
+            self.lexical = self.r.lexical_scores(self.query)
+            self.scorer = LexicalFusion(self.scorer, self.lexical, self.params.lexical_weight)
+            self.clock.lap("lexical")
         mentions, anchors = self._anchor(qvec, given)
         start = tuple(dict.fromkeys(self.graph.entity_pos[a.entity_id] for a in anchors))
         depths, collected = self._beam_search(qvec, start)
@@ -115,7 +132,7 @@ class _QIterRun:
             anchors = self.r.link_mentions(mentions, params.k)
             self.clock.lap("entity_linking")
         if params.knowledge_anchoring:
-            for unit, score in self.r.nearest_units(qvec, params.k):
+            for unit, score in self._anchor_units(qvec):
                 anchors.extend(
                     Anchor(
                         entity_id=g.entity_ids[e],
@@ -129,6 +146,24 @@ class _QIterRun:
             self.clock.lap("anchor_units")
         return mentions, anchors
 
+    def _anchor_units(self, qvec: np.ndarray) -> list[tuple[int, float]]:
+        """The K units nearest the query: by cosine, or with the lexical channel on, by the fused
+        score over the K nearest by cosine and the K best by BM25 (so a unit that names the
+        query's identifier can anchor the walk though the embedder ranks it low)."""
+        k = self.params.k
+        dense = self.r.nearest_units(qvec, k)
+        if self.lexical is None:
+            return dense
+        w = self.params.lexical_weight
+        cosine = dict(dense)
+        lexical_top = [u for u, _ in self.lexical.top_units(k) if u not in cosine]
+        if lexical_top:
+            norm = float(np.linalg.norm(qvec)) or 1.0
+            sims = self.graph.unit_vectors[lexical_top] @ qvec / norm
+            cosine |= dict(zip(lexical_top, sims.tolist(), strict=True))
+        fused = {u: (1 - w) * c + w * float(self.lexical.units[u]) for u, c in cosine.items()}
+        return sorted(fused.items(), key=lambda t: (-t[1], t[0]))[:k]
+
     def _beam_search(self, qvec: np.ndarray, start: tuple[int, ...]) -> tuple[list[DepthTrace], dict[int, float]]:
         """D hops: from each kept path's anchors, the top-K unused adjacent units by cosine with the
         path's vector; the path's vector loses each chosen unit's vector; the M best unit sets by
@@ -141,7 +176,14 @@ class _QIterRun:
             candidates: dict[frozenset[int], _Path] = {}
             for path in beam:
                 for entity in path.anchors:
-                    for unit, _sim in self.r.adjacent_units(entity, path.vector, params.k, path.key):
+                    for unit, _sim in self.r.adjacent_units(
+                        entity,
+                        path.vector,
+                        params.k,
+                        path.key,
+                        lexical=None if self.lexical is None else self.lexical.units,
+                        lexical_weight=params.lexical_weight,
+                    ):
                         new = _Path(
                             order=(*path.order, unit),
                             via=(*path.via, entity),

@@ -9,7 +9,7 @@ from this module.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -17,6 +17,7 @@ from cuerag.config import QIterParams
 from cuerag.errors import ParameterError
 from cuerag.graph import CHUNKS, ENTITIES, UNITS, Graph, collection_name
 from cuerag.ids import entity_point_id
+from cuerag.lexical import LexicalIndex, LexicalScores
 from cuerag.models import Models
 from cuerag.qiter import q_iter
 from cuerag.results import (
@@ -62,12 +63,27 @@ __all__ = [
 class Retriever:
     """Retrieval over one graph snapshot. Cheap to build; one per query is fine."""
 
-    def __init__(self, *, corpus: str, graph: Graph, store: VectorStore, models: Models, scorer: Scorer) -> None:
+    def __init__(
+        self,
+        *,
+        corpus: str,
+        graph: Graph,
+        store: VectorStore,
+        models: Models,
+        scorer: Scorer,
+        lexical: Callable[[], LexicalIndex] | None = None,
+    ) -> None:
         self.corpus = corpus
         self.graph = graph
         self.scorer = scorer
         self._store = store
         self._models = models
+        self._lexical = lexical or (lambda: LexicalIndex(graph))
+
+    def lexical_scores(self, query: str) -> LexicalScores:
+        """The query's BM25 evidence for every unit and chunk (the index is built once per snapshot
+        by the engine; a retriever built without one builds its own)."""
+        return self._lexical().scores(query)
 
     # -- vectors --
 
@@ -161,14 +177,24 @@ class Retriever:
         return out
 
     def adjacent_units(
-        self, entity: int, vector: np.ndarray, k: int, exclude: set[int] | frozenset[int] = frozenset()
+        self,
+        entity: int,
+        vector: np.ndarray,
+        k: int,
+        exclude: set[int] | frozenset[int] = frozenset(),
+        *,
+        lexical: np.ndarray | None = None,
+        lexical_weight: float = 0.0,
     ) -> list[tuple[int, float]]:
-        """An entity's top-k adjacent units not in `exclude`, by cosine with `vector`."""
+        """An entity's top-k adjacent units not in `exclude`, by cosine with `vector`, fused with
+        the units' `lexical` scores when a weight is given."""
         adjacent = [u for u in self.graph.entity_units[entity] if u not in exclude]
         if not adjacent:
             return []
         norm = float(np.linalg.norm(vector)) or 1.0
         sims = self.graph.unit_vectors[adjacent] @ vector / norm
+        if lexical is not None and lexical_weight > 0:
+            sims = (1 - lexical_weight) * sims + lexical_weight * lexical[adjacent]
         top = np.argsort(-sims, kind="stable")[:k]
         return [(adjacent[i], float(sims[i])) for i in top]
 
