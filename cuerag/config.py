@@ -191,6 +191,15 @@ LexicalWeight = Annotated[
     ),
 ]
 
+TitleSpecificity = Annotated[
+    bool,
+    Field(
+        description="Weigh the evidence of a title the query names by how specific it is in the corpus: "
+        "full for a title no other document names, less as more documents name it (off: full for every "
+        "title)."
+    ),
+]
+
 
 class QIterParams(BaseModel):
     """Q-Iter parameters. Defaults are the paper's (K=3, D=3, M=5, N=5)."""
@@ -209,6 +218,7 @@ class QIterParams(BaseModel):
     title_links: TitleLinks = 2
     link_boost: LinkBoost = 0.1
     lexical_weight: LexicalWeight = 0.0
+    title_specificity: TitleSpecificity = False
 
 
 def param_help(name: str) -> str:

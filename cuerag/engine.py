@@ -23,11 +23,11 @@ from pydantic import BaseModel, ValidationError
 from cuerag.answering import AnswerResult, generate_answer, llm_query_entities
 from cuerag.baselines import BM25Retriever, KeywordIndex, as_result, rrf
 from cuerag.config import QIterParams, Settings
+from cuerag.derived import SnapshotIndexes
 from cuerag.documents import Document, check_documents, dedupe_documents, load_paths
 from cuerag.errors import CorpusNotFoundError, CueRagError, InvalidNameError, ParameterError, StoreError
 from cuerag.graph import KINDS, Graph, collection_name, corpus_of_collection, load_graph, updated_graph
 from cuerag.index import Indexer, IndexReport, Progress
-from cuerag.lexical import LexicalIndex
 from cuerag.llm import LLM, LLMUsage, make_llm, require_llm
 from cuerag.models import Models, load_models
 from cuerag.results import METHODS, Method, RetrievalResult
@@ -110,7 +110,7 @@ class CueRag:
         self._graph_lock = threading.Lock()
         self._writers: dict[str, threading.Lock] = {}
         self._baselines: dict[str, _BaselineIndexes] = {}
-        self._lexical: dict[str, LexicalIndex] = {}
+        self._derived: dict[str, SnapshotIndexes] = {}
 
     # -- corpora --
 
@@ -158,7 +158,7 @@ class CueRag:
         with self._graph_lock:
             self._graphs.pop(corpus, None)
             self._baselines.pop(corpus, None)
-            self._lexical.pop(corpus, None)
+            self._derived.pop(corpus, None)
 
     def _check_dim(self, corpus: str) -> None:
         dim = self.store.collection_dim(collection_name(corpus, "chunks"))
@@ -277,19 +277,16 @@ class CueRag:
             store=self.store,
             models=self.models,
             scorer=scorer,
-            lexical=lambda: self._lexical_index(corpus, graph),
+            derived=self._snapshot_indexes(corpus, graph),
         )
 
-    def _lexical_index(self, corpus: str, graph: Graph) -> LexicalIndex:
-        """Q-Iter's BM25 index of a snapshot, built on first use and kept with it."""
+    def _snapshot_indexes(self, corpus: str, graph: Graph) -> SnapshotIndexes:
+        """The indexes Q-Iter derives from a snapshot, kept with it (each is built on first use)."""
         with self._graph_lock:
-            cached = self._lexical.get(corpus)
-        if cached is not None and cached.graph is graph:
+            cached = self._derived.get(corpus)
+            if cached is None or cached.graph is not graph:
+                cached = self._derived[corpus] = SnapshotIndexes(graph)
             return cached
-        built = LexicalIndex(graph)
-        with self._graph_lock:
-            self._lexical[corpus] = built
-        return built
 
     def query(
         self,

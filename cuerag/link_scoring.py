@@ -38,8 +38,18 @@ def scored_once(
 class TitleEvidence:
     """Title evidence for one query over one graph snapshot."""
 
-    def __init__(self, *, graph: Graph, scorer: Scorer, query: str, qvec: np.ndarray, params: QIterParams) -> None:
+    def __init__(
+        self,
+        *,
+        graph: Graph,
+        scorer: Scorer,
+        query: str,
+        qvec: np.ndarray,
+        params: QIterParams,
+        mentions: Callable[[], TitleMentions],
+    ) -> None:
         self._graph = graph
+        self._mentions = mentions
         self._scorer = scorer
         self._query = query
         self._qvec = qvec
@@ -47,16 +57,19 @@ class TitleEvidence:
 
     def add_query_titles(self, scores: dict[int, float]) -> set[int]:
         """For each title the query names, its chunk closest to the query joins the candidates with
-        full path evidence (an exact link): the query itself points at that passage. Returns them."""
+        the path evidence of an exact link (the query itself points at that passage), weighed by
+        the title's specificity when `title_specificity` is on. Returns them."""
         named = self._graph.title_index.named_in(self._query, loose_case=True)
         if not named:
             return set()
         own = scored_once(self._scorer.score_chunks, self._query, self._qvec, named)
         w = self._params.path_weight
         best: set[int] = set()
+        mentions = self._mentions() if self._params.title_specificity else None
         for chunks in named:
             c = max(chunks, key=lambda c: (own[c], -c))
-            scores[c] = max(scores.get(c, float("-inf")), (1 - w) * own[c] + w * EXACT_LINK)
+            link = EXACT_LINK * (mentions.specificity(chunks) if mentions is not None else 1.0)
+            scores[c] = max(scores.get(c, float("-inf")), (1 - w) * own[c] + w * link)
             best.add(c)
         return best
 
@@ -105,3 +118,24 @@ class TitleEvidence:
                 if c not in linked or total > linked[c][0]:
                     linked[c] = (total, head)
         return linked
+
+
+class TitleMentions:
+    """How specific each title is in a corpus: the documents whose text names it. A title that
+    many documents name (a common phrase, a hub such as a language or a country) says little
+    about which passage a question needs; one that few name points at its passage."""
+
+    def __init__(self, graph: Graph) -> None:
+        naming: dict[tuple[int, ...], set[str]] = {}
+        for c, text in enumerate(graph.chunk_texts):
+            for chunks in graph.title_index.named_in(text, exclude_titles_of=c):
+                naming.setdefault(tuple(chunks), set()).add(graph.chunk_docs[c])
+        self._documents = len(set(graph.chunk_docs))
+        self._naming = {title: len(docs) for title, docs in naming.items()}
+
+    def specificity(self, chunks: Sequence[int]) -> float:
+        """In (0, 1]: 1 for a title no other document names, falling as the documents naming it
+        grow, like an inverse document frequency scaled by the corpus's largest."""
+        n = self._documents
+        named_by = self._naming.get(tuple(chunks), 0)
+        return float(np.log((n + 1) / (named_by + 1)) / np.log(n + 1)) if n else 1.0

@@ -225,7 +225,14 @@ class _QIterRun:
             chunk_scores = (1 - params.path_weight) * chunk_scores + params.path_weight * evidence
         scores = dict(zip(chunks, chunk_scores.tolist(), strict=True))
         self.clock.lap("rerank")
-        links = TitleEvidence(graph=g, scorer=self.scorer, query=self.query, qvec=qvec, params=params)
+        links = TitleEvidence(
+            graph=g,
+            scorer=self.scorer,
+            query=self.query,
+            qvec=qvec,
+            params=params,
+            mentions=self.r.derived.title_mentions,
+        )
         named = links.add_query_titles(scores) if params.query_titles else set()
         linked = links.follow(scores) if params.title_links else {}
         self.clock.lap("links")

@@ -9,15 +9,16 @@ from this module.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from cuerag.config import QIterParams
+from cuerag.derived import SnapshotIndexes
 from cuerag.errors import ParameterError
 from cuerag.graph import CHUNKS, ENTITIES, UNITS, Graph, collection_name
 from cuerag.ids import entity_point_id
-from cuerag.lexical import LexicalIndex, LexicalScores
+from cuerag.lexical import LexicalScores
 from cuerag.models import Models
 from cuerag.qiter import q_iter
 from cuerag.results import (
@@ -71,19 +72,18 @@ class Retriever:
         store: VectorStore,
         models: Models,
         scorer: Scorer,
-        lexical: Callable[[], LexicalIndex] | None = None,
+        derived: SnapshotIndexes | None = None,
     ) -> None:
         self.corpus = corpus
         self.graph = graph
         self.scorer = scorer
         self._store = store
         self._models = models
-        self._lexical = lexical or (lambda: LexicalIndex(graph))
+        self.derived = derived or SnapshotIndexes(graph)  # the engine keeps one per snapshot
 
     def lexical_scores(self, query: str) -> LexicalScores:
-        """The query's BM25 evidence for every unit and chunk (the index is built once per snapshot
-        by the engine; a retriever built without one builds its own)."""
-        return self._lexical().scores(query)
+        """The query's BM25 evidence for every unit and chunk."""
+        return self.derived.lexical().scores(query)
 
     # -- vectors --
 
