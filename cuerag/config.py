@@ -200,6 +200,16 @@ TitleSpecificity = Annotated[
     ),
 ]
 
+LexicalCandidates = Annotated[
+    int,
+    Field(
+        ge=0,
+        le=100,
+        description="With the lexical channel on, the chunks with the best BM25 scores that join the final "
+        "rerank though no kept path reached them, scored on their own (fused) score (0: none).",
+    ),
+]
+
 
 class QIterParams(BaseModel):
     """Q-Iter parameters. Defaults are the paper's (K=3, D=3, M=5, N=5)."""
@@ -218,6 +228,7 @@ class QIterParams(BaseModel):
     title_links: TitleLinks = 2
     link_boost: LinkBoost = 0.1
     lexical_weight: LexicalWeight = 0.0
+    lexical_candidates: LexicalCandidates = 0
     title_specificity: TitleSpecificity = False
 
 

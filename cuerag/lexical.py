@@ -60,10 +60,19 @@ class LexicalScores:
 
     def top_units(self, k: int) -> list[tuple[int, float]]:
         """The k units with the best lexical score above zero."""
-        if k <= 0 or not len(self.units):
-            return []
-        top = np.argsort(-self.units, kind="stable")[:k]
-        return [(int(u), float(self.units[u])) for u in top if self.units[u] > 0]
+        return top(self.units, k)
+
+    def top_chunks(self, k: int) -> list[tuple[int, float]]:
+        """The k chunks with the best lexical score above zero."""
+        return top(self.chunks, k)
+
+
+def top(scores: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The k best positions with a score above zero."""
+    if k <= 0 or not len(scores):
+        return []
+    best = np.argsort(-scores, kind="stable")[:k]
+    return [(int(i), float(scores[i])) for i in best if scores[i] > 0]
 
 
 class LexicalIndex:

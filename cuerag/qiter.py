@@ -224,6 +224,13 @@ class _QIterRun:
             evidence = np.asarray([max(collected[u] for u in chunk_units[c]) for c in chunks], dtype=np.float32)
             chunk_scores = (1 - params.path_weight) * chunk_scores + params.path_weight * evidence
         scores = dict(zip(chunks, chunk_scores.tolist(), strict=True))
+        if self.lexical is not None and params.lexical_candidates:
+            # Chunks the lexical channel ranks best though no kept path reached them: with no path
+            # to weigh, their own score stands for it.
+            lexical = [c for c, _ in self.lexical.top_chunks(params.lexical_candidates) if c not in scores]
+            if lexical:
+                own = self.scorer.score_chunks(self.query, qvec, lexical)
+                scores |= dict(zip(lexical, own.tolist(), strict=True))
         self.clock.lap("rerank")
         links = TitleEvidence(
             graph=g,

@@ -82,3 +82,12 @@ def test_fusion_is_a_convex_combination_with_the_embedders_scores(notes: CueRag)
     chunks = [0, 2]
     expected = 0.75 * inner.score_chunks(QUESTION, qvec, chunks) + 0.25 * lexical.chunks[chunks]
     assert np.allclose(fusion.score_chunks(QUESTION, qvec, chunks), expected)
+
+
+def test_the_best_lexical_chunks_join_the_candidates_no_path_reached(notes: CueRag) -> None:
+    """No walk (depth 0), no titles, no dense fill: only the lexical channel can bring a chunk."""
+    walkless = {"depth": 0, "query_titles": False, "title_links": 0, "fill_with_dense": False, "top_n": 3}
+    alone = notes.query(CORPUS, QUESTION, params=make_params(lexical_weight=0.3, lexical_candidates=1, **walkless))
+    assert [(h.title, h.source, h.unit_ids) for h in alone.chunks] == [("Status codes", "graph", [])]
+    without = notes.query(CORPUS, QUESTION, params=make_params(lexical_weight=0.3, **walkless))
+    assert without.chunks == []
