@@ -10,6 +10,8 @@ from pydantic import Field
 from cuerag import QIterParams, RetrievalResult, make_params
 from cuerag.config import (
     KnowledgeAnchoring,
+    LexicalCandidates,
+    LexicalWeight,
     QIterBeam,
     QIterDepth,
     QIterK,
@@ -18,6 +20,7 @@ from cuerag.config import (
     QueryUpdate,
     SpreadingActivation,
     TitleLinks,
+    TitleSpecificity,
 )
 from tools.common import READ_ONLY, AppState, Corpus, Query, run_engine, state_of, tool
 
@@ -39,6 +42,9 @@ async def q_iter(
     query_update: QueryUpdate = _DEFAULTS.query_update,
     query_titles: QueryTitles = _DEFAULTS.query_titles,
     title_links: TitleLinks = _DEFAULTS.title_links,
+    lexical_weight: LexicalWeight = _DEFAULTS.lexical_weight,
+    lexical_candidates: LexicalCandidates = _DEFAULTS.lexical_candidates,
+    title_specificity: TitleSpecificity = _DEFAULTS.title_specificity,
     llm_entities: Annotated[
         bool, Field(description="Have the server's LLM read the query's entities (NER otherwise); needs an LLM.")
     ] = False,
@@ -48,7 +54,8 @@ async def q_iter(
     the collected units. The trace lists, per hop, the kept paths (unit ids and texts, the entity
     each step came through, scores): cite it to explain why a chunk came back. A chunk with
     `named_in_query` is one whose title the query names; one with `linked_from` came in (or was
-    raised) because that chunk names its title. Use this first; use
+    raised) because that chunk names its title. On documentation or code, where questions name
+    identifiers, turn on the lexical channel (lexical_weight=0.35, lexical_candidates=10). Use this first; use
     search_units / expand_entity to walk the graph yourself when the trace shows a missing hop."""
     params: QIterParams = make_params(
         k=k,
@@ -60,6 +67,9 @@ async def q_iter(
         query_update=query_update,
         query_titles=query_titles,
         title_links=title_links,
+        lexical_weight=lexical_weight,
+        lexical_candidates=lexical_candidates,
+        title_specificity=title_specificity,
     )
     engine = state_of(ctx).engine
     return await run_engine(engine.query, corpus, query, params=params, method="qiter", llm_entities=llm_entities)
