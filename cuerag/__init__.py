@@ -17,7 +17,7 @@ from cuerag.errors import (
 from cuerag.folders import FileOutcome, WalkRules
 from cuerag.index import IndexReport
 from cuerag.llm import LLMUsage
-from cuerag.retrieval import ChunkHit, RetrievalResult
+from cuerag.results import ChunkHit, RetrievalResult
 from cuerag.sync import load_paths
 
 __all__ = [

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from cuerag.errors import LLMError
 from cuerag.llm import LLM, LLMUsage
 from cuerag.llm_json import string_list
-from cuerag.retrieval import ChunkHit, Method, QIterTrace
+from cuerag.results import ChunkHit, Method, QIterTrace
 from cuerag.text import TextTools
 
 ENTITY_SYSTEM_PROMPT = """List the named things a question is about: people, places, organisations, \

@@ -16,7 +16,7 @@ import numpy as np
 
 from cuerag.graph import Graph
 from cuerag.models import Embedder
-from cuerag.retrieval import Method, RetrievalResult, chunk_hit
+from cuerag.results import Method, RetrievalResult, chunk_hit
 from cuerag.text import TextTools
 
 RRF_K = 60  # the constant of Cormack et al.'s reciprocal rank fusion

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from cuerag.config import QIterParams, Settings
 from cuerag.engine import CueRag
+from cuerag.evaluation import stage_medians
 from cuerag.graph import KINDS, collection_name
 from cuerag.index import Progress
 from cuerag.sync import load_paths
@@ -101,11 +102,14 @@ def run_bench(
     params = QIterParams()
     engine.query(corpus, qs[0], params=params)  # warm-up: first-call costs are not latency
     latencies: dict[str, list[float]] = {"qiter": [], "dense": []}
+    stages: list[dict[str, float]] = []
     for i, q in enumerate(qs):
         for method in ("qiter", "dense"):
             t0 = time.perf_counter()
-            engine.query(corpus, q, params=params, method=method)
+            result = engine.query(corpus, q, params=params, method=method)
             latencies[method].append((time.perf_counter() - t0) * 1000)
+            if result.trace is not None:
+                stages.append(result.trace.stage_ms)
         if on_query:
             on_query(i + 1, len(qs))
     qiter, dense = _percentiles(latencies["qiter"]), _percentiles(latencies["dense"])
@@ -113,6 +117,7 @@ def run_bench(
         "qiter": qiter,
         "dense": dense,
         "qiter_over_dense_p50": round(qiter["p50"] / max(dense["p50"], 1e-9), 2),
+        "qiter_stage_ms_p50": stage_medians(stages),
         "queries": len(qs),
     }
     models = engine.models
@@ -161,6 +166,8 @@ def bench_markdown(report: BenchReport) -> str:
             "- Graph: " + ", ".join(f"{k} {v}" for k, v in ix["totals"].items()),
             f"- Query latency over {q['queries']} queries (ms): Q-Iter {_fmt(q['qiter'])}; dense {_fmt(q['dense'])};"
             f" Q-Iter/dense at p50 {q['qiter_over_dense_p50']}x",
+            "- Q-Iter by stage (median ms): "
+            + ", ".join(f"{stage} {ms}" for stage, ms in q.get("qiter_stage_ms_p50", {}).items()),
             f"- Start-up: models {st['model_load_seconds']} s, open index (graph rebuilt from the store) + first "
             f"query {st['open_index_and_first_query_seconds']} s",
             f"- Peak RSS {report.peak_rss_mb} MB; index on disk {report.index_disk_mb} MB",

@@ -20,13 +20,13 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from cuerag.config import QIterParams, Settings
+from cuerag.config import QIterParams, Settings, param_help
 from cuerag.engine import CueRag, make_params, validate_corpus_name
 from cuerag.errors import CueRagError
 from cuerag.folders import WalkRules
 from cuerag.index import IndexReport
 from cuerag.redact import redact_urls_in
-from cuerag.retrieval import METHODS, RetrievalResult
+from cuerag.results import METHODS, RetrievalResult
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="CUE-RAG multi-hop retrieval.")
 out = Console()
@@ -256,17 +256,15 @@ def query(
     question: Annotated[str, typer.Argument(help="The question.")],
     corpus: Annotated[str, typer.Option("--corpus", "-c")],
     method: Annotated[str, typer.Option(help="qiter, dense, bm25, hybrid or ketrag.")] = "qiter",
-    k: Annotated[int | None, typer.Option("--k", help="K (default 3).")] = None,
-    depth: Annotated[int | None, typer.Option("--depth", help="D (default 3).")] = None,
-    beam: Annotated[int | None, typer.Option("--beam", help="M (default 5).")] = None,
-    top_n: Annotated[int | None, typer.Option("--top-n", help="N (default 5).")] = None,
-    knowledge_anchoring: Annotated[bool, typer.Option(help="Ablation switch.")] = True,
-    spreading_activation: Annotated[bool, typer.Option(help="Ablation switch.")] = True,
-    query_update: Annotated[bool, typer.Option(help="Ablation switch.")] = True,
-    query_titles: Annotated[bool, typer.Option(help="Chunks the question names by title are candidates.")] = True,
-    title_links: Annotated[
-        int | None, typer.Option("--title-links", help="Follow title links from this many top chunks (default 2).")
-    ] = None,
+    k: Annotated[int | None, typer.Option("--k", help=param_help("k"))] = None,
+    depth: Annotated[int | None, typer.Option("--depth", help=param_help("depth"))] = None,
+    beam: Annotated[int | None, typer.Option("--beam", help=param_help("beam"))] = None,
+    top_n: Annotated[int | None, typer.Option("--top-n", help=param_help("top_n"))] = None,
+    knowledge_anchoring: Annotated[bool | None, typer.Option(help=param_help("knowledge_anchoring"))] = None,
+    spreading_activation: Annotated[bool | None, typer.Option(help=param_help("spreading_activation"))] = None,
+    query_update: Annotated[bool | None, typer.Option(help=param_help("query_update"))] = None,
+    query_titles: Annotated[bool | None, typer.Option(help=param_help("query_titles"))] = None,
+    title_links: Annotated[int | None, typer.Option("--title-links", help=param_help("title_links"))] = None,
     llm_entities: Annotated[bool, typer.Option(help="The LLM reads the question's entities (else NER).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     trace: Annotated[bool, typer.Option(help="Show the Q-Iter trace.")] = True,
@@ -470,7 +468,7 @@ def eval_command(
 ) -> None:
     """Measure recall@k of gold passages for each method over one index of the corpus, and with an
     LLM the accuracy and F1 of its answers from each method's top chunks."""
-    from cuerag.evaluation import parse_method, run_eval, write_report
+    from cuerag.evaluation import MAX_TOP_N, parse_method, run_eval, write_report
 
     try:
         ks = sorted({int(x) for x in k.split(",") if x.strip()})
@@ -479,8 +477,8 @@ def eval_command(
             raise CueRagError(f"no method given; choose from {', '.join(METHODS)}")
         for name in names:
             parse_method(name)
-        if not ks or ks[0] < 1:
-            raise CueRagError("--k needs positive integers, e.g. 2,5")
+        if not ks or ks[0] < 1 or ks[-1] > MAX_TOP_N:
+            raise CueRagError(f"--k needs integers from 1 to {MAX_TOP_N}, e.g. 2,5")
         if fmt not in ("auto", "hotpotqa", "2wiki", "musique", "simple"):
             raise CueRagError(f"unknown --format {fmt!r}; use auto, hotpotqa, 2wiki, musique or simple")
         engine = _engine(ctx)

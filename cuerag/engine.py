@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 from cuerag.answering import AnswerResult, generate_answer, llm_query_entities
 from cuerag.baselines import BM25Retriever, KeywordIndex, as_result, rrf
 from cuerag.config import QIterParams, Settings
+from cuerag.derived import SnapshotIndexes
 from cuerag.diskspace import MB, FreeBytes, SpaceGuard, disk_free
 from cuerag.documents import Document, check_documents, dedupe_documents
 from cuerag.errors import (
@@ -42,7 +43,8 @@ from cuerag.graph import KINDS, Graph, collection_name, corpus_of_collection, lo
 from cuerag.index import Indexer, IndexReport, Progress, ShouldStop, index_shape
 from cuerag.llm import LLM, LLMUsage, make_llm, require_llm
 from cuerag.models import Models, load_models
-from cuerag.retrieval import METHODS, Method, RetrievalResult, Retriever
+from cuerag.results import METHODS, Method, RetrievalResult
+from cuerag.retrieval import Retriever
 from cuerag.scoring import make_scorer
 from cuerag.store import VectorStore, open_store
 from cuerag.sync import no_files_error, plan_sync
@@ -126,6 +128,7 @@ class CueRag:
         self._graph_lock = threading.Lock()
         self._writers: dict[str, threading.Lock] = {}
         self._baselines: dict[str, _BaselineIndexes] = {}
+        self._derived: dict[str, SnapshotIndexes] = {}
 
     # -- corpora --
 
@@ -189,6 +192,7 @@ class CueRag:
         with self._graph_lock:
             self._graphs.pop(corpus, None)
             self._baselines.pop(corpus, None)
+            self._derived.pop(corpus, None)
 
     def _check_dim(self, corpus: str) -> None:
         dim = self.store.collection_dim(collection_name(corpus, "chunks"))
@@ -426,7 +430,22 @@ class CueRag:
     def retriever(self, corpus: str) -> Retriever:
         graph = self.graph(corpus)
         scorer = make_scorer(graph, self.models.reranker)
-        return Retriever(corpus=corpus, graph=graph, store=self.store, models=self.models, scorer=scorer)
+        return Retriever(
+            corpus=corpus,
+            graph=graph,
+            store=self.store,
+            models=self.models,
+            scorer=scorer,
+            derived=self._snapshot_indexes(corpus, graph),
+        )
+
+    def _snapshot_indexes(self, corpus: str, graph: Graph) -> SnapshotIndexes:
+        """The indexes Q-Iter derives from a snapshot, kept with it (each is built on first use)."""
+        with self._graph_lock:
+            cached = self._derived.get(corpus)
+            if cached is None or cached.graph is not graph:
+                cached = self._derived[corpus] = SnapshotIndexes(graph)
+            return cached
 
     def query(
         self,
@@ -505,7 +524,7 @@ class CueRag:
             ranked = indexes.bm25.ranked(question, n)
         elif method == "hybrid":
             pool = 4 * n
-            dense = [graph.chunk_pos[h.chunk_id] for h in retriever.dense(question, pool).chunks]
+            dense = [c for c, _ in retriever.dense_ranking(question, pool)]
             lexical = [c for c, _ in indexes.bm25.ranked(question, pool)]
             ranked = rrf([dense, lexical], n)
         else:

@@ -31,7 +31,8 @@ from cuerag.engine import CueRag
 from cuerag.errors import InputError
 from cuerag.index import Progress
 from cuerag.llm import LLMUsage, require_llm
-from cuerag.retrieval import METHODS, Method, RetrievalResult
+from cuerag.qiter import STAGES
+from cuerag.results import METHODS, Method, RetrievalResult
 from cuerag.sync import load_paths
 
 # Chunks the answer prompt gets, whatever k the recall is measured at: the paper's N.
@@ -96,13 +97,13 @@ def load_questions(path: Path, corpus: Sequence[Document], fmt: QuestionFormat =
             answers = [rec.get("answer", "")]
         else:
             gold = [by_name(t, where) for t in rec["gold_titles"]]
-            answers = [rec["answer"]] if rec.get("answer") else []
+            answers = [rec.get("answer", ""), *rec.get("answers", [])]  # the answer, then any aliases
         questions.append(
             Question(
                 id=qid,
                 question=rec["question"],
                 gold_doc_ids=list(dict.fromkeys(gold)),
-                answers=[a for a in answers if a],
+                answers=list(dict.fromkeys(a for a in answers if a)),
             )
         )
     return questions
@@ -145,44 +146,105 @@ def ranked_docs(result: RetrievalResult) -> list[str]:
     return list(dict.fromkeys(hit.doc_id for hit in result.chunks))
 
 
+# The deepest a method is asked to retrieve while looking for k distinct documents: the top of
+# N's range, so every method can be asked for it.
+MAX_TOP_N = 100
+
+Run = Callable[[str, int], RetrievalResult]
+"""Retrieves the top-n chunks for a question."""
+
+
+class _Retrievals:
+    """One question's retrievals, each depth run once."""
+
+    def __init__(self, run: Run, question: str) -> None:
+        self._run = run
+        self._question = question
+        self._done: dict[int, RetrievalResult] = {}
+        self.first_ms: float | None = None
+        self.first_stages: dict[str, float] = {}
+
+    def at(self, n: int) -> RetrievalResult:
+        if n not in self._done:
+            started = time.perf_counter()
+            self._done[n] = self._run(self._question, n)
+            if self.first_ms is None:
+                self.first_ms = (time.perf_counter() - started) * 1000
+                trace = self._done[n].trace
+                self.first_stages = dict(trace.stage_ms) if trace is not None else {}
+        return self._done[n]
+
+    def documents(self, k: int) -> RetrievalResult:
+        """The retrieval that ranks k distinct documents: N starts at k and doubles while the
+        chunks returned hold fewer documents and the method could return more chunks. So the
+        recall at k depends on k alone, not on the other cut-offs measured with it, and a page
+        cut into many chunks is not crowded out of a top k counted in chunks."""
+        n = k
+        while True:
+            result = self.at(n)
+            if len(ranked_docs(result)) >= k or len(result.chunks) < n or n >= MAX_TOP_N:
+                return result
+            n = min(2 * n, MAX_TOP_N)
+
+
 class MethodScores(BaseModel):
     metrics: dict[str, float]
     latency_ms_p50: float
     latency_ms_p95: float
+    stage_ms_p50: dict[str, float] = {}  # Q-Iter: the median time of each stage (see cuerag.qiter.STAGES)
+
+
+def stage_medians(samples: Sequence[dict[str, float]]) -> dict[str, float]:
+    """The median milliseconds of each stage over the queries; a stage a query skipped counts 0."""
+    stages = [s for s in STAGES if any(s in x for x in samples)]
+    return {s: round(float(np.median([x.get(s, 0.0) for x in samples])), 2) for s in stages}
 
 
 def score_method(
     questions: Sequence[Question],
-    run: Callable[[str], RetrievalResult],
+    run: Run,
     ks: Sequence[int],
     on_question: Callable[[int], None] | None = None,
     answerer: Answerer | None = None,
 ) -> tuple[MethodScores, list[dict[str, Any]]]:
     """Run one method over every question; recall@k, all-recall@k and answer coverage@k, and with
-    an answerer the answers' accuracy and F1."""
+    an answerer the answers' accuracy and F1. Each k is measured on a retrieval that ranks k
+    distinct documents (see `_Retrievals.documents`); the latency is that of the first
+    retrieval made for the largest k."""
     per_question = []
     latencies = []
+    stages: list[dict[str, float]] = []
     sums = {f"{m}@{k}": 0.0 for m in ("recall", "all_recall", "coverage") for k in ks}
     answerable = 0
     if answerer is not None:
         sums |= {"answer_accuracy": 0.0, "answer_f1": 0.0}
+    deepest = max(ks)
     for n, q in enumerate(questions, start=1):
-        started = time.perf_counter()
-        result = run(q.question)
-        latencies.append((time.perf_counter() - started) * 1000)
-        docs = ranked_docs(result)
+        retrievals = _Retrievals(run, q.question)
+        widest = retrievals.documents(deepest)
+        latencies.append(retrievals.first_ms or 0.0)
+        if retrievals.first_stages:
+            stages.append(retrievals.first_stages)
         gold = set(q.gold_doc_ids)
-        ranks = {g: docs.index(g) + 1 for g in gold if g in docs}
         answers = [normalize_answer(a) for a in q.answers]
-        for k in ks:
-            hits = sum(1 for r in ranks.values() if r <= k)
-            sums[f"recall@{k}"] += hits / len(gold) if gold else 0.0
-            sums[f"all_recall@{k}"] += float(bool(gold) and hits == len(gold))
+        ranks: dict[str, int] = {}
+        for k in sorted(ks, reverse=True):
+            result = retrievals.documents(k)
+            docs = ranked_docs(result)[:k]
+            found = {g: docs.index(g) + 1 for g in gold if g in docs}
+            ranks |= found  # a document's rank among the top k, from the smallest k that holds it
+            sums[f"recall@{k}"] += len(found) / len(gold) if gold else 0.0
+            sums[f"all_recall@{k}"] += float(bool(gold) and len(found) == len(gold))
             text = normalize_answer(" ".join(h.text for h in result.chunks[:k]))
             sums[f"coverage@{k}"] += float(any(a and a in text for a in answers))
-        row: dict[str, Any] = {"id": q.id, "gold": q.gold_doc_ids, "ranks": ranks, "retrieved": docs[: max(ks)]}
+        row: dict[str, Any] = {
+            "id": q.id,
+            "gold": q.gold_doc_ids,
+            "ranks": ranks,
+            "retrieved": ranked_docs(widest)[:deepest],
+        }
         if answerer is not None and q.answers:  # a question without a gold answer cannot be scored
-            row["answer"] = prediction = answerer(q.question, result)
+            row["answer"] = prediction = answerer(q.question, retrievals.at(ANSWER_TOP_N))
             sums["answer_accuracy"] += answer_accuracy(prediction, q.answers)
             sums["answer_f1"] += answer_f1(prediction, q.answers)
             answerable += 1
@@ -197,6 +259,7 @@ def score_method(
             metrics=metrics,
             latency_ms_p50=round(float(np.percentile(lat, 50)), 2),
             latency_ms_p95=round(float(np.percentile(lat, 95)), 2),
+            stage_ms_p50=stage_medians(stages),
         ),
         per_question,
     )
@@ -241,9 +304,23 @@ def write_report(run: EvalRun, out_dir: Path) -> None:
     for name, m in run.methods.items():
         cells = [f"{m[x]:.3f}" for x in metrics]
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {m['latency_ms_p50']:.1f} | {m['latency_ms_p95']:.1f} |")
+    lines += _stage_table(run)
     lines += ["", "![recall@k per method](recall.png)"]
     (out_dir / "report.md").write_text("\n".join(lines) + "\n")
     write_chart(run, out_dir)
+
+
+def _stage_table(run: EvalRun) -> list[str]:
+    """Where Q-Iter's time goes: the median milliseconds of each stage, per Q-Iter method."""
+    rows = {name: m for name, m in run.methods.items() if any(f"{s}_ms_p50" in m for s in STAGES)}
+    if not rows:
+        return []
+    stages = [s for s in STAGES if any(f"{s}_ms_p50" in m for m in rows.values())]
+    lines = ["", "Q-Iter's time by stage (median ms per query):", "", "| method | " + " | ".join(stages) + " |"]
+    lines.append("|---|" + "---|" * len(stages))
+    for name, m in rows.items():
+        lines.append(f"| {name} | " + " | ".join(f"{m.get(f'{s}_ms_p50', 0.0):.1f}" for s in stages) + " |")
+    return lines
 
 
 def write_chart(run: EvalRun, out_dir: Path) -> Path:
@@ -333,7 +410,7 @@ def run_eval(
     questions = load_questions(questions_file, docs, fmt)[:limit]
     corpus = corpus_name_for(corpus_file)
     engine.index_documents(corpus, docs, progress=progress)
-    run_params = params.model_copy(update={"top_n": max(params.top_n, *ks)})
+    run_params = params.model_copy(update={"top_n": max(ks)})
     results: dict[str, dict[str, float]] = {}
     llm_usage: dict[str, LLMUsage] = {}
     rows: dict[str, dict[str, Any]] = {q.id: {"question": q.question, "gold": q.gold_doc_ids} for q in questions}
@@ -341,8 +418,10 @@ def run_eval(
         method, overrides = parse_method(spec)
         spec_params = run_params.model_copy(update=overrides)
 
-        def run(question: str, method: Method = method, spec_params: QIterParams = spec_params) -> RetrievalResult:
-            return engine.query(corpus, question, params=spec_params, method=method)
+        def run(
+            question: str, n: int, method: Method = method, spec_params: QIterParams = spec_params
+        ) -> RetrievalResult:
+            return engine.query(corpus, question, params=spec_params.model_copy(update={"top_n": n}), method=method)
 
         def tick(n: int, spec: str = spec) -> None:
             if progress:
@@ -356,6 +435,7 @@ def run_eval(
             **scores.metrics,
             "latency_ms_p50": scores.latency_ms_p50,
             "latency_ms_p95": scores.latency_ms_p95,
+            **{f"{stage}_ms_p50": ms for stage, ms in scores.stage_ms_p50.items()},
         }
         for row in per_question:
             rows[row["id"]][spec] = {k: row[k] for k in ("ranks", "retrieved", "answer") if k in row}

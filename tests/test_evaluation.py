@@ -29,7 +29,7 @@ from cuerag.evaluation import (
     write_report,
 )
 from cuerag.models import Models
-from cuerag.retrieval import ChunkHit, RetrievalResult
+from cuerag.results import ChunkHit, RetrievalResult
 from cuerag.sync import load_paths
 
 DOCS = [
@@ -120,7 +120,7 @@ def test_score_method_metrics() -> None:
         "a": _result(["x", "g1", "g1", "y", "g2"], ["", "in paris", "", "", ""]),  # doc g1 twice counts once
         "b": _result(["y", "z"]),
     }
-    scores, rows = score_method(questions, lambda q: runs[q], [1, 2, 5])
+    scores, rows = score_method(questions, lambda q, n: runs[q], [1, 2, 5])
     m = scores.metrics
     # q1: ranked docs x, g1, y, g2 -> g1 at 2, g2 at 4; q2: nothing.
     assert m["recall@1"] == 0.0
@@ -129,6 +129,30 @@ def test_score_method_metrics() -> None:
     assert m["all_recall@2"] == 0.0 and m["all_recall@5"] == 0.5
     assert m["coverage@1"] == 0.0 and m["coverage@2"] == 0.5
     assert rows[0]["ranks"] == {"g1": 2, "g2": 4} and rows[1]["ranks"] == {}
+
+
+def test_recall_at_k_ranks_k_documents_whatever_the_other_ks() -> None:
+    """A document cut into many chunks fills the top chunks: recall@k is measured on a retrieval
+    deep enough to rank k distinct documents, so it is the same whether or not a larger k is
+    measured in the same run, and the method is asked for more chunks until k documents are in."""
+    ranking = ["long", "long", "long", "long", "g2", "long", "x", "y", "z", "w", "v", "u"]
+    asked: list[int] = []
+
+    def run(question: str, n: int) -> RetrievalResult:
+        asked.append(n)
+        return _result(ranking[:n])
+
+    questions = [Question(id="1", question="q", gold_doc_ids=["long", "g2"])]
+    alone, _ = score_method(questions, run, [2])
+    assert alone.metrics["recall@2"] == 1.0  # g2 is the second document, the fifth chunk
+    assert asked == [2, 4, 8]  # doubled until two documents were ranked
+    together, rows = score_method(questions, run, [2, 10])
+    assert together.metrics["recall@2"] == alone.metrics["recall@2"]
+    assert rows[0]["ranks"] == {"long": 1, "g2": 2}
+    # A method that runs out of chunks is not asked again and again.
+    asked.clear()
+    short, _ = score_method(questions, lambda q, n: run(q, min(n, 3)), [2])
+    assert short.metrics["recall@2"] == 0.5 and asked == [2, 3]
 
 
 def test_rrf_orders_by_fused_rank() -> None:
@@ -199,6 +223,11 @@ def test_eval_command_writes_results(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert data["questions"][1]["qiter"]["ranks"] == {load_doc_id("Teutberga"): 2}
     assert (out / "recall.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "| qiter |" in (out / "report.md").read_text()
+    # Where Q-Iter's time goes, per stage; the baselines have no stages.
+    for stage in ("ner", "entity_linking", "beam", "rerank", "links"):
+        assert data["methods"]["qiter"][f"{stage}_ms_p50"] >= 0.0
+    assert not any(key.endswith("_ms_p50") and key != "latency_ms_p50" for key in data["methods"]["dense"])
+    assert "Q-Iter's time by stage" in (out / "report.md").read_text()
     # The corpus was indexed once, under a name from the file's content; a second run reuses it.
     again = CliRunner().invoke(app, [*args, "--methods", "dense", "--k", "1", "--out", str(out), "--limit", "1"])
     assert again.exit_code == 0, again.output

@@ -19,7 +19,7 @@ from conftest import SAMPLE, SAMPLE_CORPUS
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
-from cuerag import CueRag, Settings
+from cuerag import CueRag, QIterParams, Settings
 from cuerag.models import Models
 from server.app import build_server
 from server.config import ServerSettings
@@ -157,6 +157,24 @@ async def test_list_tools_names_schemas_and_annotations(session: Session) -> Non
     k = tools["q_iter"].input_schema["properties"]["k"]
     assert (k["minimum"], k["maximum"], k["default"]) == (1, 50, 3)
     assert set(tools["q_iter"].input_schema["required"]) == {"corpus", "query"}
+
+
+async def test_retrieval_tool_schemas_equal_the_parameter_models_ranges(session: Session) -> None:
+    """The q_iter and dense_search arguments are QIterParams' fields, with the same type, range,
+    default and description: one declaration serves the engine, the tools and the CLI."""
+    tools = {t.name: t for t in (await session.client.list_tools()).tools}
+    model = QIterParams.model_json_schema()["properties"]
+    keys = ("type", "minimum", "maximum", "default", "description")
+    for name in ("q_iter", "dense_search"):
+        given = tools[name].input_schema["properties"]
+        tunables = set(given) - {"corpus", "query", "llm_entities"}
+        assert tunables and tunables <= set(model), (name, tunables - set(model))
+        for field_name in tunables:
+            assert {k: given[field_name].get(k) for k in keys} == {k: model[field_name].get(k) for k in keys}, (
+                name,
+                field_name,
+            )
+    assert tools["q_iter"].input_schema["properties"]["depth"]["minimum"] == 0  # anchoring only, as in the engine
 
 
 async def test_read_only_mode_hides_the_write_tools(models: Models, tmp_path: Path) -> None:
@@ -376,7 +394,7 @@ async def test_q_iter_parameters(session: Session) -> None:
     [
         ({"k": 0}, "greater than or equal to 1"),
         ({"k": 51}, "less than or equal to 50"),
-        ({"depth": 0}, "greater than or equal to 1"),
+        ({"depth": -1}, "greater than or equal to 0"),
         ({"depth": 11}, "less than or equal to 10"),
         ({"top_n": 101}, "less than or equal to 100"),
         ({"beam": 0}, "greater than or equal to 1"),

@@ -532,3 +532,16 @@ def test_title_links_follow_the_paper_when_switched_off(sample_engine: CueRag) -
     for hit in paper.chunks:
         assert hit.linked_from is None and not hit.named_in_query
         assert hit.score == pytest.approx(float(g.chunk_vectors[g.chunk_pos[hit.chunk_id]] @ q), abs=1e-5)
+
+
+def test_trace_times_every_stage_it_ran(sample_engine: CueRag) -> None:
+    from cuerag.qiter import STAGES
+
+    trace = qiter(sample_engine).trace
+    assert trace is not None
+    stages = trace.stage_ms
+    assert {"embed", "ner", "entity_linking", "anchor_units", "beam", "rerank", "links"} <= set(stages) <= set(STAGES)
+    assert all(ms >= 0.0 for ms in stages.values())
+    # A stage switched off is not timed.
+    off = qiter(sample_engine, spreading_activation=False).trace
+    assert off is not None and "ner" not in off.stage_ms

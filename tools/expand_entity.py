@@ -7,7 +7,7 @@ from typing import Annotated
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from cuerag.retrieval import EntityExpansion
+from cuerag.results import EntityExpansion
 from tools.common import READ_ONLY, AppState, Corpus, Query, SubtractIds, TopK, UnitIds, run_engine, state_of, tool
 
 

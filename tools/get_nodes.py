@@ -7,8 +7,7 @@ from typing import Annotated
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
-from cuerag import ParameterError
-from cuerag.retrieval import ChunkNode, UnitNode
+from cuerag.results import ChunkNode, UnitNode
 from tools.common import READ_ONLY, AppState, Corpus, run_engine, state_of, tool
 
 Ids = Annotated[list[str], Field(min_length=1, max_length=200, description="Node ids from earlier results.")]
@@ -24,24 +23,13 @@ class UnitsResult(BaseModel):
     units: list[UnitNode]
 
 
-def _positions(index: dict[str, int], ids: list[str], kind: str) -> list[int]:
-    """Graph positions of the ids, in the order given; unknown ids are an error naming them."""
-    missing = [i for i in ids if i not in index]
-    if missing:
-        raise ParameterError(f"unknown {kind} id(s): {', '.join(missing[:5])}; use ids returned by this corpus's tools")
-    return [index[i] for i in ids]
-
-
 @tool("get_chunks", READ_ONLY)
 async def get_chunks(corpus: Corpus, ids: Ids, ctx: Context[AppState]) -> ChunksResult:
     """Full text of chunks by id, with their title, document id and units in reading order."""
     engine = state_of(ctx).engine
 
     def run() -> ChunksResult:
-        r = engine.retriever(corpus)
-        return ChunksResult(
-            corpus=corpus, chunks=[r.chunk_node(c) for c in _positions(r.graph.chunk_pos, ids, "chunk")]
-        )
+        return ChunksResult(corpus=corpus, chunks=engine.retriever(corpus).chunks_by_id(ids))
 
     return await run_engine(run)
 
@@ -52,7 +40,6 @@ async def get_units(corpus: Corpus, ids: Ids, ctx: Context[AppState]) -> UnitsRe
     engine = state_of(ctx).engine
 
     def run() -> UnitsResult:
-        r = engine.retriever(corpus)
-        return UnitsResult(corpus=corpus, units=[r.unit_node(u) for u in _positions(r.graph.unit_pos, ids, "unit")])
+        return UnitsResult(corpus=corpus, units=engine.retriever(corpus).units_by_id(ids))
 
     return await run_engine(run)

@@ -8,7 +8,24 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from cuerag import QIterParams, RetrievalResult, make_params
+from cuerag.config import (
+    KnowledgeAnchoring,
+    LexicalCandidates,
+    LexicalWeight,
+    QIterBeam,
+    QIterDepth,
+    QIterK,
+    QIterTopN,
+    QueryTitles,
+    QueryUpdate,
+    SpreadingActivation,
+    TitleLinks,
+    TitleSpecificity,
+)
 from tools.common import READ_ONLY, AppState, Corpus, Query, run_engine, state_of, tool
+
+# Defaults and ranges come from the one declaration in cuerag.config.
+_DEFAULTS = QIterParams()
 
 
 @tool("q_iter", READ_ONLY)
@@ -16,23 +33,18 @@ async def q_iter(
     corpus: Corpus,
     query: Query,
     ctx: Context[AppState],
-    k: Annotated[int, Field(ge=1, le=50, description="K: entity nodes per query entity and units per anchor.")] = 3,
-    depth: Annotated[int, Field(ge=1, le=10, description="D: hops of the beam search.")] = 3,
-    beam: Annotated[int, Field(ge=1, le=50, description="M: paths kept after each hop.")] = 5,
-    top_n: Annotated[int, Field(ge=1, le=100, description="N: chunks returned.")] = 5,
-    knowledge_anchoring: Annotated[
-        bool, Field(description="Anchor on entities of the units nearest the query.")
-    ] = True,
-    spreading_activation: Annotated[
-        bool, Field(description="Anchor on entity nodes linked to the query's entities.")
-    ] = True,
-    query_update: Annotated[bool, Field(description="Subtract chosen units' vectors from the path's query.")] = True,
-    query_titles: Annotated[
-        bool, Field(description="The chunk of each title the query names becomes a candidate with full evidence.")
-    ] = True,
-    title_links: Annotated[
-        int, Field(ge=0, le=20, description="Follow title links (titles a chunk names) from this many top chunks.")
-    ] = 2,
+    k: QIterK = _DEFAULTS.k,
+    depth: QIterDepth = _DEFAULTS.depth,
+    beam: QIterBeam = _DEFAULTS.beam,
+    top_n: QIterTopN = _DEFAULTS.top_n,
+    knowledge_anchoring: KnowledgeAnchoring = _DEFAULTS.knowledge_anchoring,
+    spreading_activation: SpreadingActivation = _DEFAULTS.spreading_activation,
+    query_update: QueryUpdate = _DEFAULTS.query_update,
+    query_titles: QueryTitles = _DEFAULTS.query_titles,
+    title_links: TitleLinks = _DEFAULTS.title_links,
+    lexical_weight: LexicalWeight = _DEFAULTS.lexical_weight,
+    lexical_candidates: LexicalCandidates = _DEFAULTS.lexical_candidates,
+    title_specificity: TitleSpecificity = _DEFAULTS.title_specificity,
     llm_entities: Annotated[
         bool, Field(description="Have the server's LLM read the query's entities (NER otherwise); needs an LLM.")
     ] = False,
@@ -42,7 +54,8 @@ async def q_iter(
     the collected units. The trace lists, per hop, the kept paths (unit ids and texts, the entity
     each step came through, scores): cite it to explain why a chunk came back. A chunk with
     `named_in_query` is one whose title the query names; one with `linked_from` came in (or was
-    raised) because that chunk names its title. Use this first; use
+    raised) because that chunk names its title. On documentation or code, where questions name
+    identifiers, turn on the lexical channel (lexical_weight=0.35, lexical_candidates=10). Use this first; use
     search_units / expand_entity to walk the graph yourself when the trace shows a missing hop."""
     params: QIterParams = make_params(
         k=k,
@@ -54,6 +67,9 @@ async def q_iter(
         query_update=query_update,
         query_titles=query_titles,
         title_links=title_links,
+        lexical_weight=lexical_weight,
+        lexical_candidates=lexical_candidates,
+        title_specificity=title_specificity,
     )
     engine = state_of(ctx).engine
     return await run_engine(engine.query, corpus, query, params=params, method="qiter", llm_entities=llm_entities)
@@ -64,7 +80,7 @@ async def dense_search(
     corpus: Corpus,
     query: Query,
     ctx: Context[AppState],
-    top_n: Annotated[int, Field(ge=1, le=100, description="Chunks returned.")] = 5,
+    top_n: QIterTopN = _DEFAULTS.top_n,
 ) -> RetrievalResult:
     """Plain dense retrieval: the top_n chunks by embedding similarity to the query, no graph.
     Good for single-hop lookups; q_iter is better when the answer needs a bridge entity."""

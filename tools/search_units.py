@@ -5,7 +5,7 @@ from __future__ import annotations
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel
 
-from cuerag.retrieval import UnitHit
+from cuerag.results import UnitHit
 from tools.common import READ_ONLY, AppState, Corpus, Query, SubtractIds, TopK, UnitIds, run_engine, state_of, tool
 
 

@@ -1,0 +1,113 @@
+"""Q-Iter's lexical channel: Okapi BM25 over the graph's units and chunks, built from a snapshot's
+texts (bm25s, in memory), read as scores scaled to [0, 1] per query.
+
+Technical questions turn on identifiers (a pragma, a function, an error code) that an embedder
+blurs and a term match sees. Q-Iter fuses this evidence with the embedder's at each step where it
+chooses text: the units it anchors on, the units each hop takes, and the chunks it returns.
+Scores are divided by the query's best score over the corpus, so 1 is the best lexical match
+there is and a query sharing no term with the corpus adds nothing; the fusion is then a convex
+combination with the cosine, whose weight (`lexical_weight`) was measured (README).
+
+Built in memory rather than stored as sparse vectors: the index follows the snapshot it was
+built from, needs no re-indexing of existing corpora, and is the same on every store backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from cuerag.graph import Graph
+from cuerag.scoring import Scorer
+
+
+def _tokens(texts: Sequence[str]) -> list[list[str]]:
+    import bm25s
+
+    tokens: list[list[str]] = bm25s.tokenize(list(texts), stopwords="en", return_ids=False, show_progress=False)
+    return tokens
+
+
+class _BM25:
+    """BM25 over one list of texts, scoring every text against a query."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        import bm25s
+
+        self._size = len(texts)
+        self._model = bm25s.BM25()
+        if texts:
+            self._model.index(bm25s.tokenize(list(texts), stopwords="en", show_progress=False), show_progress=False)
+
+    def scaled(self, terms: Sequence[str]) -> np.ndarray:
+        """Every text's score divided by the best one (all zeros when nothing matches)."""
+        known = [t for t in terms if t in self._model.vocab_dict] if self._size else []
+        if not known:
+            return np.zeros(self._size, dtype=np.float32)
+        scores = np.asarray(self._model.get_scores(known), dtype=np.float32)
+        best = float(scores.max())
+        return scores / best if best > 0 else np.zeros(self._size, dtype=np.float32)
+
+
+@dataclass(frozen=True)
+class LexicalScores:
+    """One query's lexical evidence: a score in [0, 1] for every unit and every chunk."""
+
+    units: np.ndarray
+    chunks: np.ndarray
+
+    def top_units(self, k: int) -> list[tuple[int, float]]:
+        """The k units with the best lexical score above zero."""
+        return top(self.units, k)
+
+    def top_chunks(self, k: int) -> list[tuple[int, float]]:
+        """The k chunks with the best lexical score above zero."""
+        return top(self.chunks, k)
+
+
+def top(scores: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The k best positions with a score above zero."""
+    if k <= 0 or not len(scores):
+        return []
+    best = np.argsort(-scores, kind="stable")[:k]
+    return [(int(i), float(scores[i])) for i in best if scores[i] > 0]
+
+
+class LexicalIndex:
+    """BM25 over a snapshot's units (their text) and chunks (title and text)."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self._units = _BM25(graph.unit_texts)
+        self._chunks = _BM25([graph.chunk_full_text(c) for c in range(len(graph.chunk_ids))])
+
+    def scores(self, query: str) -> LexicalScores:
+        """The query's terms (lower case, English stop words out) scored against every unit and chunk."""
+        terms = _tokens([query])[0]
+        return LexicalScores(units=self._units.scaled(terms), chunks=self._chunks.scaled(terms))
+
+
+class LexicalFusion:
+    """A scorer whose scores are `(1 - weight) x` the inner scorer's `+ weight x` the lexical
+    score: a chunk's own, a path's the mean of its units'."""
+
+    def __init__(self, inner: Scorer, lexical: LexicalScores, weight: float) -> None:
+        self._inner = inner
+        self._lexical = lexical
+        self._weight = weight
+        self.name = f"{inner.name}+bm25"
+
+    def score_paths(self, query: str, qvec: np.ndarray, paths: Sequence[Sequence[int]]) -> np.ndarray:
+        inner = self._inner.score_paths(query, qvec, paths)
+        if not len(paths):
+            return inner
+        lexical = np.asarray([self._lexical.units[list(p)].mean() for p in paths], dtype=np.float32)
+        return (1 - self._weight) * inner + self._weight * lexical
+
+    def score_chunks(self, query: str, qvec: np.ndarray, chunks: Sequence[int]) -> np.ndarray:
+        inner = self._inner.score_chunks(query, qvec, chunks)
+        if not len(chunks):
+            return inner
+        return (1 - self._weight) * inner + self._weight * self._lexical.chunks[list(chunks)]

@@ -1,0 +1,141 @@
+"""Title-link scoring in Q-Iter's final rerank: the chunks a question names by title, and the chunks
+the best candidates name (a wiki's hyperlinks, recovered by matching titles; see `cuerag.links`).
+
+Both raise a chunk's score in the candidate table the final rerank builds; neither walks the graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from cuerag.config import QIterParams
+from cuerag.graph import Graph
+from cuerag.scoring import Scorer
+
+# The path evidence of a chunk the query names by its title: an exact link, the top of the scale of
+# both scorers (cosine, and a cross-encoder's sigmoid; a reranker giving raw logits can score a
+# path higher, which is why a named chunk keeps the better of the two scores).
+EXACT_LINK = 1.0
+# Rounds of title links: a link that lifts a chunk into the top ones has that chunk's links followed
+# in turn, so a chain of passages (question -> A -> B -> C) is walked. Chains on the shared samples
+# need two rounds at most; the cap bounds the work on a corpus whose titles link densely.
+MAX_LINK_ROUNDS = 4
+
+
+def scored_once(
+    score: Callable[[str, np.ndarray, Sequence[int]], np.ndarray],
+    query: str,
+    vector: np.ndarray,
+    groups: Sequence[Sequence[int]],
+) -> dict[int, float]:
+    """Each chunk of the groups scored once."""
+    chunks = list(dict.fromkeys(c for group in groups for c in group))
+    return dict(zip(chunks, score(query, vector, chunks).tolist(), strict=True))
+
+
+class TitleEvidence:
+    """Title evidence for one query over one graph snapshot."""
+
+    def __init__(
+        self,
+        *,
+        graph: Graph,
+        scorer: Scorer,
+        query: str,
+        qvec: np.ndarray,
+        params: QIterParams,
+        mentions: Callable[[], TitleMentions],
+    ) -> None:
+        self._graph = graph
+        self._mentions = mentions
+        self._scorer = scorer
+        self._query = query
+        self._qvec = qvec
+        self._params = params
+
+    def add_query_titles(self, scores: dict[int, float]) -> set[int]:
+        """For each title the query names, its chunk closest to the query joins the candidates with
+        the path evidence of an exact link (the query itself points at that passage), weighed by
+        the title's specificity when `title_specificity` is on. Returns them."""
+        named = self._graph.title_index.named_in(self._query, loose_case=True)
+        if not named:
+            return set()
+        own = scored_once(self._scorer.score_chunks, self._query, self._qvec, named)
+        w = self._params.path_weight
+        best: set[int] = set()
+        mentions = self._mentions() if self._params.title_specificity else None
+        for chunks in named:
+            c = max(chunks, key=lambda c: (own[c], -c))
+            link = EXACT_LINK * (mentions.specificity(chunks) if mentions is not None else 1.0)
+            scores[c] = max(scores.get(c, float("-inf")), (1 - w) * own[c] + w * link)
+            best.add(c)
+        return best
+
+    def follow(self, scores: dict[int, float]) -> dict[int, tuple[float, int]]:
+        """Title links from the top `title_links` candidates (see `_links_from`). When the links lift
+        a chunk into the top ones, its links are followed in turn, until the top ones have all been
+        followed (at most `MAX_LINK_ROUNDS` rounds). Raises `scores` in place; returns each linked
+        chunk's score and the chunk that named it."""
+        linked: dict[int, tuple[float, int]] = {}
+        followed: set[int] = set()
+        for _ in range(MAX_LINK_ROUNDS):
+            top = sorted(scores, key=lambda c: (-scores[c], c))[: self._params.title_links]
+            heads = [c for c in top if c not in followed]
+            if not heads:
+                break
+            followed.update(heads)
+            for c, (score, head) in self._links_from(heads, scores).items():
+                linked[c] = (score, head)
+                scores[c] = score
+        return linked
+
+    def _links_from(self, heads: Sequence[int], scores: dict[int, float]) -> dict[int, tuple[float, int]]:
+        """For each title the heads name, its chunk that best fits the next hop of a chain: scored
+        against the query plus the naming chunk (as multi-hop dense retrieval reads a passage with
+        the question; a text reranker reads the query followed by the naming chunk's title), mixed
+        with the naming chunk's score raised by `link_boost`. A chunk that is a candidate already
+        takes its link score only when that is higher: the beam may reach the next passage through
+        a weak path. Returns each such chunk's best link score and the head that named it."""
+        g = self._graph
+        w = self._params.path_weight
+        linked: dict[int, tuple[float, int]] = {}
+        for head in heads:
+            named = g.title_index.named_in(g.chunk_texts[head], exclude_titles_of=head)
+            if not named:
+                continue
+            hop = self._qvec + g.chunk_vectors[head]
+            hop = hop / max(float(np.linalg.norm(hop)), 1e-12)
+            own = scored_once(self._scorer.score_chunks, f"{self._query} {g.chunk_titles[head]}", hop, named)
+            for chunks in named:
+                # The title's chunk that fits the hop best, even when another chunk of it is a
+                # candidate already: passages that share a title hold different facts.
+                c = max(chunks, key=lambda c: (own[c], -c))
+                total = (1 - w) * own[c] + w * (1 + self._params.link_boost) * scores[head]
+                if total <= scores.get(c, float("-inf")):
+                    continue  # the chunk scores better as it is
+                if c not in linked or total > linked[c][0]:
+                    linked[c] = (total, head)
+        return linked
+
+
+class TitleMentions:
+    """How specific each title is in a corpus: the documents whose text names it. A title that
+    many documents name (a common phrase, a hub such as a language or a country) says little
+    about which passage a question needs; one that few name points at its passage."""
+
+    def __init__(self, graph: Graph) -> None:
+        naming: dict[tuple[int, ...], set[str]] = {}
+        for c, text in enumerate(graph.chunk_texts):
+            for chunks in graph.title_index.named_in(text, exclude_titles_of=c):
+                naming.setdefault(tuple(chunks), set()).add(graph.chunk_docs[c])
+        self._documents = len(set(graph.chunk_docs))
+        self._naming = {title: len(docs) for title, docs in naming.items()}
+
+    def specificity(self, chunks: Sequence[int]) -> float:
+        """In (0, 1]: 1 for a title no other document names, falling as the documents naming it
+        grow, like an inverse document frequency scaled by the corpus's largest."""
+        n = self._documents
+        named_by = self._naming.get(tuple(chunks), 0)
+        return float(np.log((n + 1) / (named_by + 1)) / np.log(n + 1)) if n else 1.0

@@ -1,0 +1,275 @@
+"""Q-Iter (the paper's Algorithms 3 and 4) built on the retriever's primitives: anchoring, the beam
+search over entity → unit → entity hops, and the final rerank of the chunks the walk reached.
+
+Each stage's time is kept in the trace (`stage_ms`), so an evaluation can say where it goes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from cuerag.config import QIterParams
+from cuerag.lexical import LexicalFusion, LexicalScores
+from cuerag.link_scoring import TitleEvidence
+from cuerag.results import Anchor, ChunkHit, DepthTrace, PathTrace, QIterTrace, RetrievalResult, chunk_hit
+from cuerag.scoring import Scorer
+
+if TYPE_CHECKING:
+    from cuerag.retrieval import Retriever
+
+# Q-Iter's stages, in the order they run: the keys of `QIterTrace.stage_ms`.
+STAGES: tuple[str, ...] = (
+    "embed",
+    "lexical",
+    "ner",
+    "entity_linking",
+    "anchor_units",
+    "beam",
+    "rerank",
+    "links",
+    "fill",
+)
+
+
+class _Clock:
+    """Milliseconds per stage: each `lap` charges the time since the last one to a stage."""
+
+    def __init__(self) -> None:
+        self.ms: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.ms[stage] = self.ms.get(stage, 0.0) + (now - self._last) * 1000
+        self._last = now
+
+
+@dataclass(frozen=True)
+class _Path:
+    order: tuple[int, ...]  # units in the order reached
+    via: tuple[int, ...]  # entity each step came through
+    vector: np.ndarray  # the path's query vector, after the updates
+    anchors: tuple[int, ...]  # entities to expand next
+
+    @property
+    def key(self) -> frozenset[int]:
+        return frozenset(self.order)
+
+
+def _sorted_unit_set(units: Sequence[int]) -> list[int]:
+    # Graph positions follow chunk order then sentence order: sorting gives a reading order.
+    return sorted(set(units))
+
+
+def q_iter(
+    retriever: Retriever, query: str, params: QIterParams, *, entities: Sequence[str] | None = None
+) -> RetrievalResult:
+    """Q-Iter: anchoring (Algorithm 3), beam search (Algorithm 4), final rerank of chunks.
+    `entities` replaces NER on the query (the LLM's reading of its entities)."""
+    return _QIterRun(retriever, query, params).run(entities)
+
+
+class _QIterRun:
+    """One query's Q-Iter over one retriever (one graph snapshot)."""
+
+    def __init__(self, retriever: Retriever, query: str, params: QIterParams) -> None:
+        self.r = retriever
+        self.graph = retriever.graph
+        self.scorer: Scorer = retriever.scorer
+        self.query = query
+        self.params = params
+        self.clock = _Clock()
+        self.lexical: LexicalScores | None = None
+
+    def run(self, given: Sequence[str] | None) -> RetrievalResult:
+        started = time.perf_counter()
+        qvec = self.r.embed_query(self.query)
+        self.clock.lap("embed")
+        if self.params.lexical_weight > 0:
+            self.lexical = self.r.lexical_scores(self.query)
+            self.scorer = LexicalFusion(self.scorer, self.lexical, self.params.lexical_weight)
+            self.clock.lap("lexical")
+        mentions, anchors = self._anchor(qvec, given)
+        start = tuple(dict.fromkeys(self.graph.entity_pos[a.entity_id] for a in anchors))
+        depths, collected = self._beam_search(qvec, start)
+        self.clock.lap("beam")
+        hits, counts = self._final_rerank(qvec, collected)
+        trace = QIterTrace(
+            query_entities=mentions,
+            entity_source="ner" if given is None else "llm",
+            anchors=anchors,
+            depths=depths,
+            collected_units=len(collected),
+            candidate_chunks=counts[0],
+            named_chunks=counts[1],
+            linked_chunks=counts[2],
+            stage_ms={s: round(ms, 3) for s, ms in self.clock.ms.items()},
+        )
+        elapsed = (time.perf_counter() - started) * 1000
+        return RetrievalResult(
+            corpus=self.r.corpus,
+            query=self.query,
+            method="qiter",
+            chunks=hits,
+            trace=trace,
+            elapsed_ms=round(elapsed, 2),
+        )
+
+    def _anchor(self, qvec: np.ndarray, given: Sequence[str] | None) -> tuple[list[str], list[Anchor]]:
+        """Entity anchoring: the query's entities linked to entity nodes (spreading activation),
+        and the entities of the units nearest the query (knowledge anchoring)."""
+        g, params = self.graph, self.params
+        mentions: list[str] = []
+        anchors: list[Anchor] = []
+        if params.spreading_activation:
+            mentions = list(dict.fromkeys(self.r.query_mentions(self.query) if given is None else given))
+            self.clock.lap("ner")
+            anchors = self.r.link_mentions(mentions, params.k)
+            self.clock.lap("entity_linking")
+        if params.knowledge_anchoring:
+            for unit, score in self._anchor_units(qvec):
+                anchors.extend(
+                    Anchor(
+                        entity_id=g.entity_ids[e],
+                        name=g.entity_names[e],
+                        source="unit",
+                        mention=g.unit_texts[unit],
+                        score=round(score, 6),
+                    )
+                    for e in g.unit_entities[unit]
+                )
+            self.clock.lap("anchor_units")
+        return mentions, anchors
+
+    def _anchor_units(self, qvec: np.ndarray) -> list[tuple[int, float]]:
+        """The K units nearest the query: by cosine, or with the lexical channel on, by the fused
+        score over the K nearest by cosine and the K best by BM25 (so a unit that names the
+        query's identifier can anchor the walk though the embedder ranks it low)."""
+        k = self.params.k
+        dense = self.r.nearest_units(qvec, k)
+        if self.lexical is None:
+            return dense
+        w = self.params.lexical_weight
+        cosine = dict(dense)
+        lexical_top = [u for u, _ in self.lexical.top_units(k) if u not in cosine]
+        if lexical_top:
+            norm = float(np.linalg.norm(qvec)) or 1.0
+            sims = self.graph.unit_vectors[lexical_top] @ qvec / norm
+            cosine |= dict(zip(lexical_top, sims.tolist(), strict=True))
+        fused = {u: (1 - w) * c + w * float(self.lexical.units[u]) for u, c in cosine.items()}
+        return sorted(fused.items(), key=lambda t: (-t[1], t[0]))[:k]
+
+    def _beam_search(self, qvec: np.ndarray, start: tuple[int, ...]) -> tuple[list[DepthTrace], dict[int, float]]:
+        """D hops: from each kept path's anchors, the top-K unused adjacent units by cosine with the
+        path's vector; the path's vector loses each chosen unit's vector; the M best unit sets by
+        reranker score are kept. Returns the trace and each collected unit's best path score."""
+        g, params = self.graph, self.params
+        beam = [_Path(order=(), via=(), vector=qvec, anchors=start)]
+        depths: list[DepthTrace] = []
+        collected: dict[int, float] = {}
+        for depth in range(1, params.depth + 1):
+            candidates: dict[frozenset[int], _Path] = {}
+            for path in beam:
+                for entity in path.anchors:
+                    for unit, _sim in self.r.adjacent_units(
+                        entity,
+                        path.vector,
+                        params.k,
+                        path.key,
+                        lexical=None if self.lexical is None else self.lexical.units,
+                        lexical_weight=params.lexical_weight,
+                    ):
+                        new = _Path(
+                            order=(*path.order, unit),
+                            via=(*path.via, entity),
+                            vector=path.vector - g.unit_vectors[unit] if params.query_update else path.vector,
+                            anchors=tuple(g.unit_entities[unit]),
+                        )
+                        candidates.setdefault(new.key, new)  # one path per unit set
+            if not candidates:
+                break
+            paths = list(candidates.values())
+            scores = self.scorer.score_paths(self.query, qvec, [_sorted_unit_set(p.order) for p in paths])
+            ranked = sorted(zip(scores.tolist(), range(len(paths)), strict=True), key=lambda t: (-t[0], t[1]))
+            kept = [(paths[i], score) for score, i in ranked[: params.beam]]
+            beam = [path for path, _ in kept]
+            for path, score in kept:
+                for unit in path.order:
+                    collected[unit] = max(score, collected.get(unit, float("-inf")))
+            depths.append(
+                DepthTrace(depth=depth, candidates=len(paths), paths=[self._path_trace(p, s) for p, s in kept])
+            )
+        return depths, collected
+
+    def _final_rerank(
+        self, qvec: np.ndarray, collected: dict[int, float]
+    ) -> tuple[list[ChunkHit], tuple[int, int, int]]:
+        """The chunks holding the collected units and those the query names by title, reranked
+        (with path evidence when path_weight > 0), then the chunks the best of them name by title;
+        top N. Dense hits fill up when the graph reached fewer. Returns the hits and the counts of
+        candidates, named and linked chunks."""
+        g, params = self.graph, self.params
+        chunk_units: dict[int, list[int]] = {}
+        for unit in collected:
+            for c in g.unit_chunks[unit]:
+                chunk_units.setdefault(c, []).append(unit)
+        chunks = list(chunk_units)
+        chunk_scores = self.scorer.score_chunks(self.query, qvec, chunks)
+        if params.path_weight > 0 and chunks:
+            evidence = np.asarray([max(collected[u] for u in chunk_units[c]) for c in chunks], dtype=np.float32)
+            chunk_scores = (1 - params.path_weight) * chunk_scores + params.path_weight * evidence
+        scores = dict(zip(chunks, chunk_scores.tolist(), strict=True))
+        if self.lexical is not None and params.lexical_candidates:
+            # Chunks the lexical channel ranks best though no kept path reached them: with no path
+            # to weigh, their own score stands for it.
+            lexical = [c for c, _ in self.lexical.top_chunks(params.lexical_candidates) if c not in scores]
+            if lexical:
+                own = self.scorer.score_chunks(self.query, qvec, lexical)
+                scores |= dict(zip(lexical, own.tolist(), strict=True))
+        self.clock.lap("rerank")
+        links = TitleEvidence(
+            graph=g,
+            scorer=self.scorer,
+            query=self.query,
+            qvec=qvec,
+            params=params,
+            mentions=self.r.derived.title_mentions,
+        )
+        named = links.add_query_titles(scores) if params.query_titles else set()
+        linked = links.follow(scores) if params.title_links else {}
+        self.clock.lap("links")
+        order = sorted(scores, key=lambda c: (-scores[c], c))[: params.top_n]
+        hits = [
+            chunk_hit(
+                g,
+                c,
+                scores[c],
+                "graph",
+                chunk_units.get(c, []),
+                linked_from=linked[c][1] if c in linked else None,
+                named_in_query=c in named,
+            )
+            for c in order
+        ]
+        if params.fill_with_dense and len(hits) < params.top_n:
+            taken = {h.chunk_id for h in hits}
+            for hit in self.r.dense(self.query, params.top_n + len(taken), vector=qvec).chunks:
+                if hit.chunk_id not in taken and len(hits) < params.top_n:
+                    hits.append(hit)
+            self.clock.lap("fill")
+        return hits, (len(scores), len(named), len(linked))
+
+    def _path_trace(self, path: _Path, score: float) -> PathTrace:
+        g = self.graph
+        return PathTrace(
+            unit_ids=[g.unit_ids[u] for u in path.order],
+            unit_texts=[g.unit_texts[u] for u in path.order],
+            via_entities=[g.entity_names[e] for e in path.via],
+            next_anchors=[g.entity_names[e] for e in path.anchors],
+            score=round(float(score), 6),
+        )

@@ -1,0 +1,93 @@
+"""Q-Iter's lexical channel: BM25 evidence over units and chunks, scaled per query, fused with the
+embedder's cosine where Q-Iter chooses text. A small corpus of technical notes whose answer turns
+on an identifier the embedder cannot tell from its neighbour (QX4471 against QX4472)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cuerag import CueRag, Settings, make_document, make_params
+from cuerag.lexical import LexicalFusion, LexicalScores
+from cuerag.models import Models
+from cuerag.scoring import VectorScorer
+
+NOTES = [
+    ("Cache settings", "The spill threshold sets how many pages the cache holds before it writes them out. "
+     "Raising it uses more memory and fewer writes."),
+    ("Memory use", "The library keeps pages in memory while a transaction runs. "
+     "Large transactions use more memory than small ones."),
+    ("Disk writes", "Pages are written to disk when a transaction commits, or earlier when memory runs short."),
+    ("Journal", "The journal records each change so that a crash in the middle of a transaction can be rolled back."),
+    ("Status codes", "Code QX4471 is returned when the page cache cannot grow any further. "
+     "Code QX4472 is returned when the journal is full."),
+]  # fmt: skip
+CORPUS = "notes"
+QUESTION = "What does QX4471 mean?"
+
+
+@pytest.fixture(scope="module")
+def notes(models: Models, tmp_path_factory: pytest.TempPathFactory) -> Iterator[CueRag]:
+    data: Path = tmp_path_factory.mktemp("lexical")
+    engine = CueRag(Settings(data_dir=data), models=models)
+    engine.index_documents(CORPUS, [make_document(t, x) for t, x in NOTES])
+    yield engine
+    engine.close()
+
+
+def test_scores_are_scaled_to_the_best_match_and_ignore_case(notes: CueRag) -> None:
+    retriever = notes.retriever(CORPUS)
+    scores = retriever.lexical_scores(QUESTION)
+    graph = retriever.graph
+    best = int(np.argmax(scores.units))
+    assert "QX4471" in graph.unit_texts[best] and scores.units[best] == pytest.approx(1.0)
+    assert float(scores.chunks.max()) == pytest.approx(1.0)
+    assert graph.chunk_titles[int(np.argmax(scores.chunks))] == "Status codes"
+    same = retriever.lexical_scores(QUESTION.lower())
+    assert np.array_equal(same.units, scores.units) and np.array_equal(same.chunks, scores.chunks)
+    nothing = retriever.lexical_scores("zebra quokka")  # no term in the corpus: no evidence at all
+    assert not nothing.units.any() and not nothing.chunks.any()
+
+
+def test_the_unit_naming_the_identifier_anchors_the_walk(notes: CueRag) -> None:
+    params = {"k": 1, "top_n": 3}
+    fused = notes.query(CORPUS, QUESTION, params=make_params(lexical_weight=0.3, **params))
+    assert fused.trace is not None
+    units = [a.mention for a in fused.trace.anchors if a.source == "unit"]
+    assert units and "QX4471" in units[0]
+    assert "lexical" in fused.trace.stage_ms
+    assert fused.chunks[0].title == "Status codes"
+    plain = notes.query(CORPUS, QUESTION, params=make_params(lexical_weight=0.0, **params))
+    assert plain.trace is not None and "lexical" not in plain.trace.stage_ms  # off: not even computed
+
+
+def test_fusion_is_a_convex_combination_with_the_embedders_scores(notes: CueRag) -> None:
+    retriever = notes.retriever(CORPUS)
+    graph = retriever.graph
+    inner = VectorScorer(graph)
+    lexical = LexicalScores(
+        units=np.linspace(0, 1, len(graph.unit_ids), dtype=np.float32),
+        chunks=np.linspace(1, 0, len(graph.chunk_ids), dtype=np.float32),
+    )
+    qvec = retriever.embed_query(QUESTION)
+    fusion = LexicalFusion(inner, lexical, 0.25)
+    paths = [[0, 1], [2]]
+    expected = 0.75 * inner.score_paths(QUESTION, qvec, paths) + 0.25 * np.asarray(
+        [lexical.units[[0, 1]].mean(), lexical.units[2]]
+    )
+    assert np.allclose(fusion.score_paths(QUESTION, qvec, paths), expected)
+    chunks = [0, 2]
+    expected = 0.75 * inner.score_chunks(QUESTION, qvec, chunks) + 0.25 * lexical.chunks[chunks]
+    assert np.allclose(fusion.score_chunks(QUESTION, qvec, chunks), expected)
+
+
+def test_the_best_lexical_chunks_join_the_candidates_no_path_reached(notes: CueRag) -> None:
+    """No walk (depth 0), no titles, no dense fill: only the lexical channel can bring a chunk."""
+    walkless = {"depth": 0, "query_titles": False, "title_links": 0, "fill_with_dense": False, "top_n": 3}
+    alone = notes.query(CORPUS, QUESTION, params=make_params(lexical_weight=0.3, lexical_candidates=1, **walkless))
+    assert [(h.title, h.source, h.unit_ids) for h in alone.chunks] == [("Status codes", "graph", [])]
+    without = notes.query(CORPUS, QUESTION, params=make_params(lexical_weight=0.3, **walkless))
+    assert without.chunks == []
