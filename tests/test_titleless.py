@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cuerag.documents import load_paths
 from cuerag.evaluation import load_questions
+from cuerag.sync import load_paths
 from cuerag.titleless import titleless_variant, write_titleless
 
 CORPUS = [
