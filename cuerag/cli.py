@@ -18,16 +18,64 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from typer.core import TyperGroup, TyperOption
 
 from cuerag.config import QIterParams, Settings
+from cuerag.documents import JSON_SUFFIXES, TEXT_SUFFIXES, load_paths
 from cuerag.engine import CueRag, make_params, validate_corpus_name
 from cuerag.errors import CueRagError
-from cuerag.retrieval import METHODS, RetrievalResult
+from cuerag.explain import ExplainedResult, GraphTitles, explain
+from cuerag.retrieval import METHODS
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="CUE-RAG multi-hop retrieval.")
+
+class _OptionsAnywhere(TyperGroup):
+    """The global options (`--data-dir`, `-v`, ...) are taken after the subcommand too, where
+    people type them: `cuerag corpora --data-dir X` means `cuerag --data-dir X corpora`."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # typer's vendored click Context
+        return super().parse_args(ctx, hoist_global_options(self, ctx, args))
+
+
+def hoist_global_options(group: TyperGroup, ctx: Any, args: list[str]) -> list[str]:
+    """`args` with the group's own options that follow the subcommand moved in front of it.
+    A subcommand's option of the same name keeps it, and nothing after `--` moves."""
+    arity = {name: 0 if p.is_flag else 1 for p in group.params if isinstance(p, TyperOption) for name in p.opts}
+    start, i = None, 0
+    while i < len(args) and start is None:
+        name = args[i].split("=", 1)[0]
+        if args[i] in group.commands:
+            start = i
+        i += 1 + (arity[name] if name in arity and "=" not in args[i] else 0)
+    if start is None:
+        return args
+    command = group.commands[args[start]]
+    own = {name for p in command.get_params(ctx) for name in (*p.opts, *p.secondary_opts)}
+    head, tail, rest = args[:start], [], args[start:]
+    i = 1
+    while i < len(rest):
+        arg = rest[i]
+        if arg == "--":
+            break
+        name = arg.split("=", 1)[0]
+        if name in arity and name not in own:
+            width = 1 if "=" in arg else 1 + arity[name]
+            tail.extend(rest[i : i + width])
+            del rest[i : i + width]
+            continue
+        i += 1
+    return [*head, *tail, *rest]
+
+
+app = typer.Typer(
+    cls=_OptionsAnywhere,
+    add_completion=False,
+    no_args_is_help=True,
+    help="CUE-RAG multi-hop retrieval. Global options go before or after the command.",
+)
 out = Console()
 err = Console(stderr=True)
 
+_CORPUS_HELP = "The corpus (see `cuerag corpora`)."
 SAMPLE_QUESTION = "When did the 1979-80 European Cup winner win the FA Cup?"
 
 
@@ -37,28 +85,38 @@ def _settings(ctx: typer.Context) -> Settings:
 
 
 def _engine(ctx: typer.Context) -> CueRag:
+    """The engine, with its store open and no model loaded: commands that only read or delete
+    from the store answer at once. `_with_models` loads them where a command needs them."""
     if "engine" not in ctx.obj:
-        with err.status("loading models…"):
-            ctx.obj["engine"] = CueRag(_settings(ctx))
+        ctx.obj["engine"] = CueRag(_settings(ctx))
         # Release the store (and its directory lock) when the command ends.
         ctx.call_on_close(ctx.obj["engine"].close)
     engine: CueRag = ctx.obj["engine"]
     return engine
 
 
+def _with_models(engine: CueRag) -> CueRag:
+    """Load the models now, under a status line, once everything that can fail first has been
+    checked (so an error exit never waits for them)."""
+    if not engine.models_loaded:
+        with err.status("loading models…"):
+            _ = engine.models
+    return engine
+
+
 @app.callback()
 def main_options(
     ctx: typer.Context,
-    data_dir: Annotated[Path | None, typer.Option(help="Where indexes live [env CUERAG_DATA_DIR].")] = None,
-    store: Annotated[str | None, typer.Option(help="Embedded engine: edge or local [env CUERAG_STORE].")] = None,
-    qdrant_url: Annotated[str | None, typer.Option(help="Qdrant server URL [env CUERAG_QDRANT_URL].")] = None,
-    embedder: Annotated[str | None, typer.Option(help="Embedding model [env CUERAG_EMBEDDER].")] = None,
-    reranker: Annotated[str | None, typer.Option(help="Reranker [env CUERAG_RERANKER].")] = None,
+    data_dir: Annotated[Path | None, typer.Option(help="Where indexes live (env CUERAG_DATA_DIR).")] = None,
+    store: Annotated[str | None, typer.Option(help="Embedded engine: edge or local (env CUERAG_STORE).")] = None,
+    qdrant_url: Annotated[str | None, typer.Option(help="Qdrant server URL (env CUERAG_QDRANT_URL).")] = None,
+    embedder: Annotated[str | None, typer.Option(help="Embedding model (env CUERAG_EMBEDDER).")] = None,
+    reranker: Annotated[str | None, typer.Option(help="Reranker (env CUERAG_RERANKER).")] = None,
     llm_provider: Annotated[
-        str | None, typer.Option(help="none, openai (any compatible endpoint) or anthropic [env CUERAG_LLM_PROVIDER].")
+        str | None, typer.Option(help="none, openai (any compatible endpoint) or anthropic (env CUERAG_LLM_PROVIDER).")
     ] = None,
-    llm_model: Annotated[str | None, typer.Option(help="LLM model name [env CUERAG_LLM_MODEL].")] = None,
-    llm_base_url: Annotated[str | None, typer.Option(help="LLM endpoint URL [env CUERAG_LLM_BASE_URL].")] = None,
+    llm_model: Annotated[str | None, typer.Option(help="LLM model name (env CUERAG_LLM_MODEL).")] = None,
+    llm_base_url: Annotated[str | None, typer.Option(help="LLM endpoint URL (env CUERAG_LLM_BASE_URL).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log to stderr.")] = False,
 ) -> None:
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr)
@@ -123,19 +181,27 @@ def _fail(exc: CueRagError) -> typer.Exit:
 @app.command()
 def index(
     ctx: typer.Context,
-    paths: Annotated[list[Path], typer.Argument(help="Files or folders (.txt, .md, .json, .jsonl).")],
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help=f"Files or folders; a folder gives its {', '.join(sorted(TEXT_SUFFIXES | JSON_SUFFIXES))} files.",
+            show_default=False,
+        ),
+    ],
     corpus: Annotated[str, typer.Option("--corpus", "-c", help="Corpus to add to (created if new).")],
     alpha: Annotated[
         float | None,
-        typer.Option(help="Share of tokens whose chunks the LLM turns into units, 0..1 [env CUERAG_ALPHA; 0]."),
+        typer.Option(help="Share of tokens whose chunks the LLM turns into units, 0..1 (default 0; env CUERAG_ALPHA)."),
     ] = None,
     selection: Annotated[
-        str | None, typer.Option(help="Chunk value for the knapsack: bleu, cosine or random [env CUERAG_SELECTION].")
+        str | None, typer.Option(help="Chunk value for the knapsack: bleu, cosine or random (env CUERAG_SELECTION).")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """Index documents into a corpus. With --alpha above 0, an LLM writes the units of the chunks
-    a knapsack selects (CUE-RAG's hybrid extraction); the rest are split into sentences."""
+    """Index files and folders into a corpus.
+
+    With --alpha above 0, an LLM writes the units of the chunks a knapsack selects (CUE-RAG's
+    hybrid extraction); the other chunks are split into sentences."""
     try:
         validate_corpus_name(corpus)  # before the models load: a typo costs no wait
     except CueRagError as exc:
@@ -143,8 +209,10 @@ def index(
     _override(ctx, alpha=alpha, selection=selection)
     engine = _engine(ctx)
     try:
+        documents = load_paths(paths)  # every file read and checked before the models load
+        _with_models(engine)
         with _progress() as progress:
-            report = engine.index_paths(corpus, paths, progress=_Bars(progress))
+            report = engine.index_documents(corpus, documents, progress=_Bars(progress))
     except CueRagError as exc:
         raise _fail(exc) from exc
     if as_json:
@@ -181,16 +249,24 @@ def _override(ctx: typer.Context, **values: object) -> None:
 @app.command()
 def query(
     ctx: typer.Context,
-    question: Annotated[str, typer.Argument(help="The question.")],
-    corpus: Annotated[str, typer.Option("--corpus", "-c")],
+    question: Annotated[str, typer.Argument(help="The question to answer.", show_default=False)],
+    corpus: Annotated[str, typer.Option("--corpus", "-c", help=_CORPUS_HELP)],
     method: Annotated[str, typer.Option(help="qiter, dense, bm25, hybrid or ketrag.")] = "qiter",
-    k: Annotated[int | None, typer.Option("--k", help="K (default 3).")] = None,
-    depth: Annotated[int | None, typer.Option("--depth", help="D (default 3).")] = None,
-    beam: Annotated[int | None, typer.Option("--beam", help="M (default 5).")] = None,
-    top_n: Annotated[int | None, typer.Option("--top-n", help="N (default 5).")] = None,
-    knowledge_anchoring: Annotated[bool, typer.Option(help="Ablation switch.")] = True,
-    spreading_activation: Annotated[bool, typer.Option(help="Ablation switch.")] = True,
-    query_update: Annotated[bool, typer.Option(help="Ablation switch.")] = True,
+    k: Annotated[
+        int | None, typer.Option("--k", help="K: entity nodes per query entity, units per anchor (default 3).")
+    ] = None,
+    depth: Annotated[int | None, typer.Option("--depth", help="D: hops of the beam search (default 3).")] = None,
+    beam: Annotated[int | None, typer.Option("--beam", help="M: paths kept after each hop (default 5).")] = None,
+    top_n: Annotated[int | None, typer.Option("--top-n", help="N: chunks returned (default 5).")] = None,
+    knowledge_anchoring: Annotated[
+        bool, typer.Option(help="Anchor on the entities of the units nearest the question (an ablation switch).")
+    ] = True,
+    spreading_activation: Annotated[
+        bool, typer.Option(help="Anchor on the entity nodes the question's entities link to (an ablation switch).")
+    ] = True,
+    query_update: Annotated[
+        bool, typer.Option(help="Subtract each chosen unit's vector from its path's query (an ablation switch).")
+    ] = True,
     query_titles: Annotated[bool, typer.Option(help="Chunks the question names by title are candidates.")] = True,
     title_links: Annotated[
         int | None, typer.Option("--title-links", help="Follow title links from this many top chunks (default 2).")
@@ -212,8 +288,8 @@ def query(
             query_titles=query_titles,
             title_links=title_links,
         )
-        engine = _engine(ctx)
-        result = engine.query(
+        # The models load inside, once the corpus, the method and the question have been checked.
+        result = _engine(ctx).query(
             corpus,
             question,
             params=params,
@@ -222,17 +298,18 @@ def query(
         )
     except CueRagError as exc:
         raise _fail(exc) from exc
+    explained = explain(result, GraphTitles(_engine(ctx).graph(corpus)))
     if as_json:
-        out.print_json(result.model_dump_json())
+        out.print_json(explained.model_dump_json())
     else:
-        print_result(result, show_trace=trace)
+        print_result(explained, show_trace=trace)
 
 
 @app.command()
 def answer(
     ctx: typer.Context,
-    question: Annotated[str, typer.Argument(help="The question.")],
-    corpus: Annotated[str, typer.Option("--corpus", "-c")],
+    question: Annotated[str, typer.Argument(help="The question to answer.", show_default=False)],
+    corpus: Annotated[str, typer.Option("--corpus", "-c", help=_CORPUS_HELP)],
     method: Annotated[str, typer.Option(help="qiter, dense, bm25, hybrid or ketrag.")] = "qiter",
     top_n: Annotated[int | None, typer.Option("--top-n", help="Chunks given to the LLM (default 5).")] = None,
     llm_entities: Annotated[bool, typer.Option(help="The LLM reads the question's entities (else NER).")] = False,
@@ -260,16 +337,18 @@ def answer(
     out.print(f"[dim]{result.elapsed_ms:.0f} ms; LLM tokens (prompt+completion): {tokens}[/dim]")
 
 
-def print_result(result: RetrievalResult, *, show_trace: bool) -> None:
+def print_result(result: ExplainedResult, *, show_trace: bool) -> None:
     table = Table(title=f"{result.method} · {_shown(result.query)}", show_lines=True)
     table.add_column("#", justify="right")
     table.add_column("score", justify="right")
-    table.add_column("from")
-    table.add_column("chunk")
+    table.add_column("chunk, and why it is here")
     for rank, hit in enumerate(result.chunks, start=1):
         text = hit.text if len(hit.text) < 300 else hit.text[:297] + "…"
-        label = f"[bold]{_shown(hit.title)}[/bold] ({_shown(hit.doc_id)})\n{_shown(text)}"
-        table.add_row(str(rank), f"{hit.score:.3f}", hit.source, label)
+        label = (
+            f"[bold]{_shown(hit.title)}[/bold] ({_shown(hit.doc_id)})\n{_shown(text)}\n"
+            f"[italic]why: {_shown(hit.why.text)}[/italic]"
+        )
+        table.add_row(str(rank), f"{hit.score:.3f}", label)
     out.print(table)
     if show_trace and result.trace is not None:
         t = result.trace
@@ -288,7 +367,7 @@ def print_result(result: RetrievalResult, *, show_trace: bool) -> None:
 
 @app.command()
 def corpora(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """List corpora with their sizes."""
+    """List the corpora with their sizes."""
     engine = _engine(ctx)
     infos = [engine.info(name) for name in engine.corpora()]
     if as_json:
@@ -301,10 +380,10 @@ def corpora(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json")]
 
 
 @app.command()
-def stats(ctx: typer.Context, corpus: Annotated[str, typer.Option("--corpus", "-c")]) -> None:
-    """Graph sizes of one corpus, edges included."""
+def stats(ctx: typer.Context, corpus: Annotated[str, typer.Option("--corpus", "-c", help=_CORPUS_HELP)]) -> None:
+    """Show the graph sizes of one corpus, edges included."""
     try:
-        sizes = _engine(ctx).graph(corpus).sizes
+        sizes = _engine(ctx).sizes(corpus)
     except CueRagError as exc:
         raise _fail(exc) from exc
     out.print_json(json.dumps({"corpus": corpus, **sizes}))
@@ -314,7 +393,7 @@ def stats(ctx: typer.Context, corpus: Annotated[str, typer.Option("--corpus", "-
 def delete(
     ctx: typer.Context,
     doc_ids: Annotated[list[str], typer.Argument(help="Document ids to delete (the doc_id shown by query).")],
-    corpus: Annotated[str, typer.Option("--corpus", "-c")],
+    corpus: Annotated[str, typer.Option("--corpus", "-c", help=_CORPUS_HELP)],
 ) -> None:
     """Delete documents from a corpus; units and entities nothing else supports go too."""
     try:
@@ -332,7 +411,7 @@ def delete(
 @app.command()
 def drop(
     ctx: typer.Context,
-    corpus: Annotated[str, typer.Option("--corpus", "-c")],
+    corpus: Annotated[str, typer.Option("--corpus", "-c", help=_CORPUS_HELP)],
     yes: Annotated[bool, typer.Option("--yes", help="Confirm: the corpus cannot be recovered.")] = False,
 ) -> None:
     """Delete a whole corpus (its three collections)."""
@@ -351,12 +430,13 @@ def demo(
     question: Annotated[str, typer.Option(help="The question to ask.")] = SAMPLE_QUESTION,
 ) -> None:
     """Index the bundled sample corpus and answer a multi-hop question, showing the trace."""
-    engine = _engine(ctx)
+    engine = _with_models(_engine(ctx))
     sample = resources.files("cuerag") / "data" / "sample_corpus.json"
     with resources.as_file(sample) as path, _progress() as progress:
         report = engine.index_paths("sample", [path], progress=_Bars(progress))
     out.print("sample corpus: " + ", ".join(f"{k} {v}" for k, v in report.totals.items()))
-    print_result(engine.query("sample", question, params=QIterParams()), show_trace=True)
+    result = engine.query("sample", question, params=QIterParams())
+    print_result(explain(result, GraphTitles(engine.graph("sample"))), show_trace=True)
 
 
 def main() -> None:
@@ -384,8 +464,10 @@ def eval_command(
         typer.Option(help="Score the LLM's answers (Accuracy, F1); default: on when an LLM is configured."),
     ] = None,
 ) -> None:
-    """Measure recall@k of gold passages for each method over one index of the corpus, and with an
-    LLM the accuracy and F1 of its answers from each method's top chunks."""
+    """Measure each method's recall@k of gold passages on a question set.
+
+    All methods share one index of the corpus. With an LLM configured, the accuracy and F1 of its
+    answers from each method's top chunks are measured too."""
     from cuerag.evaluation import parse_method, run_eval, write_report
 
     try:
@@ -399,7 +481,7 @@ def eval_command(
             raise CueRagError("--k needs positive integers, e.g. 2,5")
         if fmt not in ("auto", "hotpotqa", "2wiki", "musique", "simple"):
             raise CueRagError(f"unknown --format {fmt!r}; use auto, hotpotqa, 2wiki, musique or simple")
-        engine = _engine(ctx)
+        engine = _with_models(_engine(ctx))
         with _progress() as progress:
             run = run_eval(
                 engine,
