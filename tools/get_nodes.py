@@ -11,7 +11,7 @@ from cuerag import ParameterError
 from cuerag.retrieval import ChunkNode, UnitNode
 from tools.common import READ_ONLY, AppState, Corpus, run_engine, state_of, tool
 
-Ids = Annotated[list[str], Field(min_length=1, max_length=200, description="Node ids from earlier results.")]
+Ids = Annotated[list[str], Field(min_length=1, max_length=200, description="Ids from earlier results.")]
 
 
 class ChunksResult(BaseModel):
@@ -32,7 +32,7 @@ def _positions(index: dict[str, int], ids: list[str], kind: str) -> list[int]:
     return [index[i] for i in ids]
 
 
-@tool("get_chunks", READ_ONLY)
+@tool("get_chunks", "Get chunks by id", READ_ONLY)
 async def get_chunks(corpus: Corpus, ids: Ids, ctx: Context[AppState]) -> ChunksResult:
     """Full text of chunks by id, with their title, document id and units in reading order."""
     engine = state_of(ctx).engine
@@ -46,7 +46,7 @@ async def get_chunks(corpus: Corpus, ids: Ids, ctx: Context[AppState]) -> Chunks
     return await run_engine(run)
 
 
-@tool("get_units", READ_ONLY)
+@tool("get_units", "Get knowledge units by id", READ_ONLY)
 async def get_units(corpus: Corpus, ids: Ids, ctx: Context[AppState]) -> UnitsResult:
     """Knowledge units by id, with the entities they mention and the chunks that hold them."""
     engine = state_of(ctx).engine

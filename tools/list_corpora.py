@@ -13,7 +13,7 @@ class CorporaResult(BaseModel):
     corpora: list[CorpusInfo]
 
 
-@tool("list_corpora", READ_ONLY)
+@tool("list_corpora", "List corpora", READ_ONLY)
 async def list_corpora(ctx: Context[AppState]) -> CorporaResult:
     """The corpora on this server with their sizes (documents, chunks, units, entities)."""
     engine = state_of(ctx).engine

@@ -7,66 +7,73 @@ from typing import Annotated
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from cuerag import QIterParams, RetrievalResult, make_params
+from cuerag import CueRag, QIterParams, make_params
+from cuerag.explain import ExplainedResult, GraphTitles
+from cuerag.retrieval import Method
 from tools.common import READ_ONLY, AppState, Corpus, Query, run_engine, state_of, tool
+from tools.rendering import CompactResult, Detail, shaped_result
 
 
-@tool("q_iter", READ_ONLY)
+async def retrieve(
+    engine: CueRag,
+    corpus: str,
+    query: str,
+    *,
+    params: QIterParams,
+    method: Method,
+    detail: str,
+    llm_entities: bool = False,
+) -> CompactResult | ExplainedResult:
+    """Retrieval shaped for the agent: each chunk explained, the trace only at `detail="full"`."""
+
+    def run() -> CompactResult | ExplainedResult:
+        result = engine.query(corpus, query, params=params, method=method, llm_entities=llm_entities)
+        return shaped_result(result, GraphTitles(engine.graph(corpus)), detail)
+
+    return await run_engine(run)
+
+
+@tool("q_iter", "Multi-hop retrieval (Q-Iter)", READ_ONLY)
 async def q_iter(
     corpus: Corpus,
     query: Query,
     ctx: Context[AppState],
-    k: Annotated[int, Field(ge=1, le=50, description="K: entity nodes per query entity and units per anchor.")] = 3,
-    depth: Annotated[int, Field(ge=1, le=10, description="D: hops of the beam search.")] = 3,
-    beam: Annotated[int, Field(ge=1, le=50, description="M: paths kept after each hop.")] = 5,
+    k: Annotated[int, Field(ge=1, le=50, description="K: entities per query entity, units per anchor.")] = 3,
+    depth: Annotated[int, Field(ge=1, le=10, description="D: hops.")] = 3,
+    beam: Annotated[int, Field(ge=1, le=50, description="M: paths kept per hop.")] = 5,
     top_n: Annotated[int, Field(ge=1, le=100, description="N: chunks returned.")] = 5,
-    knowledge_anchoring: Annotated[
-        bool, Field(description="Anchor on entities of the units nearest the query.")
-    ] = True,
-    spreading_activation: Annotated[
-        bool, Field(description="Anchor on entity nodes linked to the query's entities.")
-    ] = True,
-    query_update: Annotated[bool, Field(description="Subtract chosen units' vectors from the path's query.")] = True,
-    query_titles: Annotated[
-        bool, Field(description="The chunk of each title the query names becomes a candidate with full evidence.")
-    ] = True,
-    title_links: Annotated[
-        int, Field(ge=0, le=20, description="Follow title links (titles a chunk names) from this many top chunks.")
-    ] = 2,
-    llm_entities: Annotated[
-        bool, Field(description="Have the server's LLM read the query's entities (NER otherwise); needs an LLM.")
-    ] = False,
-) -> RetrievalResult:
-    """Multi-hop retrieval (CUE-RAG Q-Iter): anchors on the query's entities, walks entity → unit →
-    entity for `depth` hops keeping the `beam` best paths, and returns the `top_n` chunks that hold
-    the collected units. The trace lists, per hop, the kept paths (unit ids and texts, the entity
-    each step came through, scores): cite it to explain why a chunk came back. A chunk with
-    `named_in_query` is one whose title the query names; one with `linked_from` came in (or was
-    raised) because that chunk names its title. Use this first; use
-    search_units / expand_entity to walk the graph yourself when the trace shows a missing hop."""
+    query_titles: Annotated[bool, Field(description="Chunks whose title the query names are candidates.")] = True,
+    title_links: Annotated[int, Field(ge=0, le=20, description="Follow title links from this many top chunks.")] = 2,
+    llm_entities: Annotated[bool, Field(description="The server's LLM reads the query's entities.")] = False,
+    detail: Detail = "compact",
+) -> CompactResult | ExplainedResult:
+    """Multi-hop retrieval (CUE-RAG Q-Iter); call it first. Walks entity → statement → entity and
+    returns the top_n chunks, each with why it came back: its best path, a title the query names,
+    a title link or the dense fill. Walk a missing hop with search_units and expand_entity."""
     params: QIterParams = make_params(
         k=k,
         depth=depth,
         beam=beam,
         top_n=top_n,
-        knowledge_anchoring=knowledge_anchoring,
-        spreading_activation=spreading_activation,
-        query_update=query_update,
         query_titles=query_titles,
         title_links=title_links,
     )
     engine = state_of(ctx).engine
-    return await run_engine(engine.query, corpus, query, params=params, method="qiter", llm_entities=llm_entities)
+    return await retrieve(
+        engine, corpus, query, params=params, method="qiter", detail=detail, llm_entities=llm_entities
+    )
 
 
-@tool("dense_search", READ_ONLY)
+@tool("dense_search", "Dense retrieval (no graph)", READ_ONLY)
 async def dense_search(
     corpus: Corpus,
     query: Query,
     ctx: Context[AppState],
     top_n: Annotated[int, Field(ge=1, le=100, description="Chunks returned.")] = 5,
-) -> RetrievalResult:
+    detail: Detail = "compact",
+) -> CompactResult | ExplainedResult:
     """Plain dense retrieval: the top_n chunks by embedding similarity to the query, no graph.
     Good for single-hop lookups; q_iter is better when the answer needs a bridge entity."""
     engine = state_of(ctx).engine
-    return await run_engine(engine.query, corpus, query, params=make_params(top_n=top_n), method="dense")
+    params = make_params(top_n=top_n)
+    return await retrieve(engine, corpus, query, params=params, method="dense", detail=detail)
