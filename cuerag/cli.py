@@ -24,7 +24,7 @@ from cuerag.config import QIterParams, Settings
 from cuerag.documents import JSON_SUFFIXES, TEXT_SUFFIXES, load_paths
 from cuerag.engine import CueRag, make_params, validate_corpus_name
 from cuerag.errors import CueRagError
-from cuerag.explain import ExplainedResult, GraphTitles, explain
+from cuerag.explain import ExplainedResult, GraphTitles, explain, explain_hit
 from cuerag.retrieval import METHODS
 
 
@@ -331,8 +331,10 @@ def answer(
         out.print_json(result.model_dump_json())
         return
     out.print(f"[bold]{_shown(result.answer) or '(no answer)'}[/bold]")
+    titles = GraphTitles(_engine(ctx).graph(corpus))
     for rank, hit in enumerate(result.chunks, start=1):
-        out.print(f"  [{rank}] {_shown(hit.title)} ({_shown(hit.doc_id)})")
+        why = explain_hit(hit, result, titles).text
+        out.print(f"  [{rank}] {_shown(hit.title)} ({_shown(hit.doc_id)}) [dim]— {_shown(why)}[/dim]")
     tokens = ", ".join(f"{k} {u.prompt_tokens}+{u.completion_tokens}" for k, u in result.llm_usage.items())
     out.print(f"[dim]{result.elapsed_ms:.0f} ms; LLM tokens (prompt+completion): {tokens}[/dim]")
 

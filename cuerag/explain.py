@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from cuerag.answering import AnswerResult
 from cuerag.graph import Graph
 from cuerag.retrieval import ChunkHit, PathTrace, RetrievalResult
 
@@ -70,7 +71,7 @@ class GraphTitles:
         return self._graph.chunk_titles[chunks[0]] if chunks else "(a passage since deleted)"
 
 
-def best_path(hit: ChunkHit, result: RetrievalResult) -> PathTrace | None:
+def best_path(hit: ChunkHit, result: RetrievalResult | AnswerResult) -> PathTrace | None:
     """The highest-scoring kept path (at any depth) through one of the hit's units; on a tie the
     shorter one, which says the same in fewer hops."""
     if result.trace is None or not hit.unit_ids:
@@ -84,7 +85,7 @@ def _quoted(title: str) -> str:
     return f"“{title}”" if title else "an untitled passage"
 
 
-def explain_hit(hit: ChunkHit, result: RetrievalResult, titles: GraphTitles) -> HitReason:
+def explain_hit(hit: ChunkHit, result: RetrievalResult | AnswerResult, titles: GraphTitles) -> HitReason:
     """One hit's reason. A chunk can have several (a named title the walk reached as well): the
     sentence gives the one that set its score first, then the others."""
     path = best_path(hit, result)

@@ -254,6 +254,9 @@ async def test_argument_errors_are_one_line_that_says_what_to_change(client: Cli
         text = result.content[0].text  # type: ignore[union-attr]
         assert result.is_error and text.startswith(f"invalid arguments to {tool}: "), text
         assert expected in text and "\n" not in text and "pydantic" not in text, text
+    no_llm = await client.call_tool("q_iter", {"corpus": SAMPLE, "query": TOY, "llm_entities": True})
+    text = no_llm.content[0].text  # type: ignore[union-attr]
+    assert no_llm.is_error and "call q_iter without it" in text and "CUERAG_" not in text, text
     outside = await client.call_tool("index_corpus", {"corpus": "x", "paths": [str(ROOT / "pyproject.toml")]})
     text = outside.content[0].text  # type: ignore[union-attr]
     assert outside.is_error and "send the text as `documents`" in text and "CUERAG_" not in text, text

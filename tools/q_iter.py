@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from cuerag import CueRag, QIterParams, make_params
@@ -59,6 +60,9 @@ async def q_iter(
         title_links=title_links,
     )
     engine = state_of(ctx).engine
+    if llm_entities and engine.llm is None:
+        # The engine's own message names the settings that add an LLM: the operator's fix, not the agent's.
+        raise ToolError("this server has no LLM for llm_entities: call q_iter without it (NER reads the entities)")
     return await retrieve(
         engine, corpus, query, params=params, method="qiter", detail=detail, llm_entities=llm_entities
     )

@@ -101,20 +101,14 @@ def shaped_result(result: RetrievalResult, titles: GraphTitles, detail: str) -> 
 
 
 def compact_answer(result: AnswerResult, titles: GraphTitles) -> CompactAnswer:
-    retrieval = RetrievalResult(
-        corpus=result.corpus,
-        query=result.question,
-        method=result.method,
-        chunks=result.chunks,
-        trace=result.trace,
-        elapsed_ms=result.elapsed_ms,
-    )
     return CompactAnswer(
         corpus=result.corpus,
         question=result.question,
         answer=result.answer,
         method=result.method,
-        chunks=compact_result(retrieval, titles).chunks,
+        chunks=[
+            _compact_hit(rank, hit, explain_hit(hit, result, titles)) for rank, hit in enumerate(result.chunks, start=1)
+        ],
         llm_tokens=sum(u.prompt_tokens + u.completion_tokens for u in result.llm_usage.values()),
         elapsed_ms=result.elapsed_ms,
     )
