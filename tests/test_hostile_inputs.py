@@ -354,7 +354,7 @@ async def test_mcp_paths_that_stay_inside_the_allowed_roots(mcp: Mcp) -> None:
 NAMES = [
     pytest.param("../x", "invalid corpus name '../x'", id="dot-dot"),
     pytest.param("a/b", "invalid corpus name 'a/b'", id="slash"),
-    pytest.param("", "at least 1 character", id="empty"),
+    pytest.param("", "invalid corpus name ''", id="empty"),
     pytest.param("n" * 65, "at most 64 characters", id="65-chars"),
     pytest.param("café", "invalid corpus name 'café'", id="unicode"),
     pytest.param("has space", "invalid corpus name 'has space'", id="space"),

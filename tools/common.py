@@ -80,7 +80,9 @@ async def run_engine(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         raise ToolError(str(exc)) from exc
 
 
-Corpus = Annotated[str, Field(min_length=1, max_length=64, description="Corpus name.")]
+# The engine checks a name in full (1-64 letters, digits, '-' or '_') and says so; the schema keeps
+# only the bound that stops a long string before it reaches the engine.
+Corpus = Annotated[str, Field(max_length=64, description="Corpus name.")]
 Query = Annotated[str, Field(min_length=1, max_length=4000, description="The question.")]
 TopK = Annotated[int, Field(ge=1, le=50, description="Results to return.")]
 UnitIds = Annotated[list[str], Field(max_length=200, description="Unit ids to skip.")]

@@ -34,7 +34,7 @@ def _positions(index: dict[str, int], ids: list[str], kind: str) -> list[int]:
 
 @tool("get_chunks", "Get chunks by id", READ_ONLY)
 async def get_chunks(corpus: Corpus, ids: Ids, ctx: Context[AppState]) -> ChunksResult:
-    """Full text of chunks by id, with their title, document id and units in reading order."""
+    """Chunks by id: title, document id, text and unit ids."""
     engine = state_of(ctx).engine
 
     def run() -> ChunksResult:
@@ -48,7 +48,7 @@ async def get_chunks(corpus: Corpus, ids: Ids, ctx: Context[AppState]) -> Chunks
 
 @tool("get_units", "Get knowledge units by id", READ_ONLY)
 async def get_units(corpus: Corpus, ids: Ids, ctx: Context[AppState]) -> UnitsResult:
-    """Knowledge units by id, with the entities they mention and the chunks that hold them."""
+    """Knowledge units by id, with their entities and chunks."""
     engine = state_of(ctx).engine
 
     def run() -> UnitsResult:
