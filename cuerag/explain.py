@@ -115,7 +115,7 @@ def explain_hit(hit: ChunkHit, result: RetrievalResult | AnswerResult, titles: G
         return HitReason(kind="named_in_query", text=text, path=steps, path_score=score)
     if hit.linked_from is not None:
         source = titles.chunk(hit.linked_from)
-        text = f"title link: {_quoted(source)}, ranked high, names its title {_quoted(hit.title)}"
+        text = f"title link: {_quoted(source)}, one of the best passages, names its title {_quoted(hit.title)}"
         return HitReason(
             kind="title_link",
             text=f"{text}; {walked}" if walked else text,

@@ -233,6 +233,15 @@ async def test_every_kind_of_hit_says_why_in_titles(client: Client) -> None:
             assert hit["source"] == "dense" and "dense fill" in why["text"]
     named = next(h for h in hits if h["why"]["kind"] == "named_in_query")
     assert f"“{named['title']}”" in named["why"]["text"]
+    # A chain of title links, and chunks no kept path reached (the issue's `unit_ids: []`).
+    args = {"corpus": SAMPLE, "query": "Who was the brother of Lothair II's wife?", "depth": 1, "beam": 1, "k": 1}
+    chain = await client.call_tool("q_iter", {**args, "detail": "full"})
+    assert chain.structured_content is not None
+    by_doc = {h["doc_id"]: h for h in chain.structured_content["chunks"]}
+    for doc, source, title in (("teutberga", "Lothair II", "Teutberga"), ("hucbert", "Teutberga", "Hucbert")):
+        why = by_doc[doc]["why"]
+        assert by_doc[doc]["unit_ids"] == [] and why["kind"] == "title_link", why
+        assert why["text"] == f"title link: “{source}”, one of the best passages, names its title “{title}”"
     dense = await client.call_tool("dense_search", {"corpus": SAMPLE, "query": TOY, "top_n": 2})
     assert dense.structured_content is not None
     assert all("embedding similarity" in h["why"] for h in dense.structured_content["chunks"])
