@@ -5,6 +5,7 @@ the allowed range, read from the tool's own input schema), with no link to pydan
 from __future__ import annotations
 
 import json
+import reprlib
 from typing import Any
 
 from pydantic import ValidationError
@@ -72,19 +73,25 @@ def expected(schema: dict[str, Any], root: dict[str, Any]) -> str:
 
 
 def _shown(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str)
+    if isinstance(value, str):
+        value = value[: _GOT_CHARS + 1]
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (RecursionError, ValueError):  # JSON nested thousands deep, or a circular value
+        text = reprlib.repr(value)
     return text if len(text) <= _GOT_CHARS else text[: _GOT_CHARS - 1] + "…"
 
 
 def describe_error(error: Any, root: dict[str, Any]) -> str:
-    """One validation error as 'argument: what is wrong; give what'."""
+    """One validation error as '`argument`=value should be ...; give what the schema accepts'."""
     loc: tuple[int | str, ...] = tuple(error["loc"])
     where = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(loc))
     kind = error["type"]
     if kind == "extra_forbidden":
-        parent = _at(root, loc[:-1])
-        allowed = ", ".join(parent.get("properties", {}))
-        return f"unknown argument `{where}`; the arguments are: {allowed}"
+        allowed = ", ".join(_at(root, loc[:-1]).get("properties", {}))
+        return f"unknown argument `{where}`; " + (
+            f"the arguments are: {allowed}" if allowed else "it takes no arguments"
+        )
     schema = _at(root, loc)
     if kind == "missing":
         return f"`{where}` is missing; give {expected(schema, root)}"
@@ -92,7 +99,9 @@ def describe_error(error: Any, root: dict[str, Any]) -> str:
     hint = ""
     if isinstance(got, str) and schema.get("type") == "array":
         hint = f", e.g. [{_shown(got)}]"
-    return f"`{where}`={_shown(got)} is not accepted; give {expected(schema, root)}{hint}"
+    problem = str(error["msg"]).removeprefix("Input ")  # "should be greater than or equal to 1"
+    problem = problem[:1].lower() + problem[1:]
+    return f"`{where}`={_shown(got)}: {problem}; give {expected(schema, root)}{hint}"
 
 
 def invalid_arguments(tool: str, exc: ValidationError, input_schema: dict[str, Any]) -> str:
