@@ -20,18 +20,26 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from cuerag.cli_options import OptionsAnywhere
 from cuerag.config import QIterParams, Settings, param_help
 from cuerag.engine import CueRag, make_params, validate_corpus_name
 from cuerag.errors import CueRagError
-from cuerag.folders import WalkRules
+from cuerag.explain import ExplainedResult, GraphTitles, explain, explain_hit
+from cuerag.folders import SUPPORTED_SUFFIXES, WalkRules
 from cuerag.index import IndexReport
 from cuerag.redact import redact_urls_in
-from cuerag.results import METHODS, RetrievalResult
+from cuerag.results import METHODS
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="CUE-RAG multi-hop retrieval.")
+app = typer.Typer(
+    cls=OptionsAnywhere,
+    add_completion=False,
+    no_args_is_help=True,
+    help="CUE-RAG multi-hop retrieval. Global options go before or after the command.",
+)
 out = Console()
 err = Console(stderr=True)
 
+_CORPUS_HELP = "The corpus (see `cuerag corpora`)."
 SAMPLE_QUESTION = "When did the 1979-80 European Cup winner win the FA Cup?"
 
 
@@ -41,36 +49,46 @@ def _settings(ctx: typer.Context) -> Settings:
 
 
 def _engine(ctx: typer.Context) -> CueRag:
+    """The engine, with its store open and no model loaded: commands that only read or delete
+    from the store answer at once. `_with_models` loads them where a command needs them."""
     if "engine" not in ctx.obj:
-        with err.status("loading models…"):
-            try:
-                ctx.obj["engine"] = CueRag(_settings(ctx))
-            except OSError as exc:  # a data directory that cannot be created, read or locked
-                raise _fail(CueRagError(_os_message(exc))) from exc
-            except CueRagError as exc:  # the index is open in another process, say
-                raise _fail(exc) from exc
+        try:
+            ctx.obj["engine"] = CueRag(_settings(ctx))
+        except OSError as exc:  # a data directory that cannot be created, read or locked
+            raise _fail(CueRagError(_os_message(exc))) from exc
+        except CueRagError as exc:  # the index is open in another process, say
+            raise _fail(exc) from exc
         # Release the store (and its directory lock) when the command ends.
         ctx.call_on_close(ctx.obj["engine"].close)
     engine: CueRag = ctx.obj["engine"]
     return engine
 
 
+def _with_models(engine: CueRag) -> CueRag:
+    """Load the models now, under a status line, once everything that can fail first has been
+    checked (so an error exit never waits for them)."""
+    if not engine.models_loaded:
+        with err.status("loading models…"):
+            _ = engine.models
+    return engine
+
+
 @app.callback()
 def main_options(
     ctx: typer.Context,
-    data_dir: Annotated[Path | None, typer.Option(help="Where indexes live [env CUERAG_DATA_DIR].")] = None,
+    data_dir: Annotated[Path | None, typer.Option(help="Where indexes live (env CUERAG_DATA_DIR).")] = None,
     read_only: Annotated[
-        bool | None, typer.Option("--read-only", help="Open the index without writing [env CUERAG_READ_ONLY].")
+        bool | None, typer.Option("--read-only", help="Open the index without writing (env CUERAG_READ_ONLY).")
     ] = None,
-    store: Annotated[str | None, typer.Option(help="Embedded engine: edge or local [env CUERAG_STORE].")] = None,
-    qdrant_url: Annotated[str | None, typer.Option(help="Qdrant server URL [env CUERAG_QDRANT_URL].")] = None,
-    embedder: Annotated[str | None, typer.Option(help="Embedding model [env CUERAG_EMBEDDER].")] = None,
-    reranker: Annotated[str | None, typer.Option(help="Reranker [env CUERAG_RERANKER].")] = None,
+    store: Annotated[str | None, typer.Option(help="Embedded engine: edge or local (env CUERAG_STORE).")] = None,
+    qdrant_url: Annotated[str | None, typer.Option(help="Qdrant server URL (env CUERAG_QDRANT_URL).")] = None,
+    embedder: Annotated[str | None, typer.Option(help="Embedding model (env CUERAG_EMBEDDER).")] = None,
+    reranker: Annotated[str | None, typer.Option(help="Reranker (env CUERAG_RERANKER).")] = None,
     llm_provider: Annotated[
-        str | None, typer.Option(help="none, openai (any compatible endpoint) or anthropic [env CUERAG_LLM_PROVIDER].")
+        str | None, typer.Option(help="none, openai (any compatible endpoint) or anthropic (env CUERAG_LLM_PROVIDER).")
     ] = None,
-    llm_model: Annotated[str | None, typer.Option(help="LLM model name [env CUERAG_LLM_MODEL].")] = None,
-    llm_base_url: Annotated[str | None, typer.Option(help="LLM endpoint URL [env CUERAG_LLM_BASE_URL].")] = None,
+    llm_model: Annotated[str | None, typer.Option(help="LLM model name (env CUERAG_LLM_MODEL).")] = None,
+    llm_base_url: Annotated[str | None, typer.Option(help="LLM endpoint URL (env CUERAG_LLM_BASE_URL).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log to stderr.")] = False,
 ) -> None:
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr)
@@ -139,14 +157,20 @@ _Globs = Annotated[list[str] | None, typer.Option(help="Glob (gitignore syntax, 
 @app.command()
 def index(
     ctx: typer.Context,
-    paths: Annotated[list[Path], typer.Argument(help="Files or folders (.txt, .md, .json, .jsonl).")],
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help=f"Files or folders; a folder gives its {', '.join(sorted(SUPPORTED_SUFFIXES))} files.",
+            show_default=False,
+        ),
+    ],
     corpus: Annotated[str, typer.Option("--corpus", "-c", help="Corpus to add to (created if new).")],
     alpha: Annotated[
         float | None,
-        typer.Option(help="Share of tokens whose chunks the LLM turns into units, 0..1 [env CUERAG_ALPHA; 0]."),
+        typer.Option(help="Share of tokens whose chunks the LLM turns into units, 0..1 (default 0; env CUERAG_ALPHA)."),
     ] = None,
     selection: Annotated[
-        str | None, typer.Option(help="Chunk value for the knapsack: bleu, cosine or random [env CUERAG_SELECTION].")
+        str | None, typer.Option(help="Chunk value for the knapsack: bleu, cosine or random (env CUERAG_SELECTION).")
     ] = None,
     sync: Annotated[
         bool, typer.Option("--sync", help="Also delete the documents of files gone from the folders given.")
@@ -159,11 +183,13 @@ def index(
     hidden: Annotated[bool, typer.Option("--hidden", help="Walk dot-files and dot-folders too.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """Index documents into a corpus. A file's id is its path under the folder given (its own
-    folder for a file), so an edited file replaces its earlier version and an unchanged one is
-    skipped. A file that cannot be read is reported and the rest indexed (--strict: stop, write
-    nothing). With --alpha above 0, an LLM writes the units of the chunks a knapsack selects
-    (CUE-RAG's hybrid extraction); the rest are split into sentences."""
+    """Index files and folders into a corpus.
+
+    A file's id is its path under the folder given (its own folder for a file), so an edited file
+    replaces its earlier version and an unchanged one is skipped. A file that cannot be read is
+    reported and the rest indexed (--strict: stop, write nothing). With --alpha above 0, an LLM
+    writes the units of the chunks a knapsack selects (CUE-RAG's hybrid extraction); the other
+    chunks are split into sentences."""
     try:
         validate_corpus_name(corpus)  # before the models load: a typo costs no wait
     except CueRagError as exc:
@@ -172,6 +198,7 @@ def index(
     rules = WalkRules(include=tuple(include or ()), exclude=tuple(exclude or ()), hidden=hidden)
     engine = _engine(ctx)
     try:
+        # The models load on first use, after every file is walked and read: a bad folder costs no wait.
         with _progress() as progress:
             report = engine.index_paths(corpus, paths, sync=sync, strict=strict, rules=rules, progress=_Bars(progress))
     except CueRagError as exc:
@@ -253,8 +280,8 @@ def _override(ctx: typer.Context, **values: object) -> None:
 @app.command()
 def query(
     ctx: typer.Context,
-    question: Annotated[str, typer.Argument(help="The question.")],
-    corpus: Annotated[str, typer.Option("--corpus", "-c")],
+    question: Annotated[str, typer.Argument(help="The question to answer.", show_default=False)],
+    corpus: Annotated[str, typer.Option("--corpus", "-c", help=_CORPUS_HELP)],
     method: Annotated[str, typer.Option(help="qiter, dense, bm25, hybrid or ketrag.")] = "qiter",
     k: Annotated[int | None, typer.Option("--k", help=param_help("k"))] = None,
     depth: Annotated[int | None, typer.Option("--depth", help=param_help("depth"))] = None,
@@ -282,8 +309,8 @@ def query(
             query_titles=query_titles,
             title_links=title_links,
         )
-        engine = _engine(ctx)
-        result = engine.query(
+        # The models load inside, once the corpus, the method and the question have been checked.
+        result = _engine(ctx).query(
             corpus,
             question,
             params=params,
@@ -292,17 +319,18 @@ def query(
         )
     except CueRagError as exc:
         raise _fail(exc) from exc
+    explained = explain(result, GraphTitles(_engine(ctx).graph(corpus)))
     if as_json:
-        out.print_json(result.model_dump_json())
+        out.print_json(explained.model_dump_json())
     else:
-        print_result(result, show_trace=trace)
+        print_result(explained, show_trace=trace)
 
 
 @app.command()
 def answer(
     ctx: typer.Context,
-    question: Annotated[str, typer.Argument(help="The question.")],
-    corpus: Annotated[str, typer.Option("--corpus", "-c")],
+    question: Annotated[str, typer.Argument(help="The question to answer.", show_default=False)],
+    corpus: Annotated[str, typer.Option("--corpus", "-c", help=_CORPUS_HELP)],
     method: Annotated[str, typer.Option(help="qiter, dense, bm25, hybrid or ketrag.")] = "qiter",
     top_n: Annotated[int | None, typer.Option("--top-n", help="Chunks given to the LLM (default 5).")] = None,
     llm_entities: Annotated[bool, typer.Option(help="The LLM reads the question's entities (else NER).")] = False,
@@ -324,22 +352,26 @@ def answer(
         out.print_json(result.model_dump_json())
         return
     out.print(f"[bold]{_shown(result.answer) or '(no answer)'}[/bold]")
+    titles = GraphTitles(_engine(ctx).graph(corpus))
     for rank, hit in enumerate(result.chunks, start=1):
-        out.print(f"  [{rank}] {_shown(hit.title)} ({_shown(hit.doc_id)})")
+        why = explain_hit(hit, result, titles).text
+        out.print(f"  [{rank}] {_shown(hit.title)} ({_shown(hit.doc_id)}) [dim]— {_shown(why)}[/dim]")
     tokens = ", ".join(f"{k} {u.prompt_tokens}+{u.completion_tokens}" for k, u in result.llm_usage.items())
     out.print(f"[dim]{result.elapsed_ms:.0f} ms; LLM tokens (prompt+completion): {tokens}[/dim]")
 
 
-def print_result(result: RetrievalResult, *, show_trace: bool) -> None:
+def print_result(result: ExplainedResult, *, show_trace: bool) -> None:
     table = Table(title=f"{result.method} · {_shown(result.query)}", show_lines=True)
     table.add_column("#", justify="right")
     table.add_column("score", justify="right")
-    table.add_column("from")
-    table.add_column("chunk")
+    table.add_column("chunk, and why it is here")
     for rank, hit in enumerate(result.chunks, start=1):
         text = hit.text if len(hit.text) < 300 else hit.text[:297] + "…"
-        label = f"[bold]{_shown(hit.title)}[/bold] ({_shown(hit.doc_id)})\n{_shown(text)}"
-        table.add_row(str(rank), f"{hit.score:.3f}", hit.source, label)
+        label = (
+            f"[bold]{_shown(hit.title)}[/bold] ({_shown(hit.doc_id)})\n{_shown(text)}\n"
+            f"[italic]why: {_shown(hit.why.text)}[/italic]"
+        )
+        table.add_row(str(rank), f"{hit.score:.3f}", label)
     out.print(table)
     if show_trace and result.trace is not None:
         t = result.trace
@@ -358,7 +390,7 @@ def print_result(result: RetrievalResult, *, show_trace: bool) -> None:
 
 @app.command()
 def corpora(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """List corpora with their sizes."""
+    """List the corpora with their sizes."""
     engine = _engine(ctx)
     infos = [engine.info(name) for name in engine.corpora()]
     if as_json:
@@ -371,10 +403,10 @@ def corpora(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json")]
 
 
 @app.command()
-def stats(ctx: typer.Context, corpus: Annotated[str, typer.Option("--corpus", "-c")]) -> None:
-    """Graph sizes of one corpus, edges included."""
+def stats(ctx: typer.Context, corpus: Annotated[str, typer.Option("--corpus", "-c", help=_CORPUS_HELP)]) -> None:
+    """Show the graph sizes of one corpus, edges included."""
     try:
-        sizes = _engine(ctx).graph(corpus).sizes
+        sizes = _engine(ctx).sizes(corpus)
     except CueRagError as exc:
         raise _fail(exc) from exc
     out.print_json(json.dumps({"corpus": corpus, **sizes}))
@@ -384,7 +416,7 @@ def stats(ctx: typer.Context, corpus: Annotated[str, typer.Option("--corpus", "-
 def delete(
     ctx: typer.Context,
     doc_ids: Annotated[list[str], typer.Argument(help="Document ids to delete (the doc_id shown by query).")],
-    corpus: Annotated[str, typer.Option("--corpus", "-c")],
+    corpus: Annotated[str, typer.Option("--corpus", "-c", help=_CORPUS_HELP)],
 ) -> None:
     """Delete documents from a corpus; units and entities nothing else supports go too."""
     try:
@@ -402,7 +434,7 @@ def delete(
 @app.command()
 def drop(
     ctx: typer.Context,
-    corpus: Annotated[str, typer.Option("--corpus", "-c")],
+    corpus: Annotated[str, typer.Option("--corpus", "-c", help=_CORPUS_HELP)],
     yes: Annotated[bool, typer.Option("--yes", help="Confirm: the corpus cannot be recovered.")] = False,
 ) -> None:
     """Delete a whole corpus (its three collections)."""
@@ -421,12 +453,13 @@ def demo(
     question: Annotated[str, typer.Option(help="The question to ask.")] = SAMPLE_QUESTION,
 ) -> None:
     """Index the bundled sample corpus and answer a multi-hop question, showing the trace."""
-    engine = _engine(ctx)
+    engine = _with_models(_engine(ctx))
     sample = resources.files("cuerag") / "data" / "sample_corpus.json"
     with resources.as_file(sample) as path, _progress() as progress:
         report = engine.index_paths("sample", [path], progress=_Bars(progress))
     out.print("sample corpus: " + ", ".join(f"{k} {v}" for k, v in report.totals.items()))
-    print_result(engine.query("sample", question, params=QIterParams()), show_trace=True)
+    result = engine.query("sample", question, params=QIterParams())
+    print_result(explain(result, GraphTitles(engine.graph("sample"))), show_trace=True)
 
 
 def main() -> None:
@@ -466,8 +499,10 @@ def eval_command(
         typer.Option(help="Score the LLM's answers (Accuracy, F1); default: on when an LLM is configured."),
     ] = None,
 ) -> None:
-    """Measure recall@k of gold passages for each method over one index of the corpus, and with an
-    LLM the accuracy and F1 of its answers from each method's top chunks."""
+    """Measure each method's recall@k of gold passages on a question set.
+
+    All methods share one index of the corpus. With an LLM configured, the accuracy and F1 of its
+    answers from each method's top chunks are measured too."""
     from cuerag.evaluation import MAX_TOP_N, parse_method, run_eval, write_report
 
     try:
@@ -481,7 +516,7 @@ def eval_command(
             raise CueRagError(f"--k needs integers from 1 to {MAX_TOP_N}, e.g. 2,5")
         if fmt not in ("auto", "hotpotqa", "2wiki", "musique", "simple"):
             raise CueRagError(f"unknown --format {fmt!r}; use auto, hotpotqa, 2wiki, musique or simple")
-        engine = _engine(ctx)
+        engine = _with_models(_engine(ctx))
         with _progress() as progress:
             run = run_eval(
                 engine,

@@ -39,7 +39,16 @@ from cuerag.errors import (
     StoreError,
 )
 from cuerag.folders import FileCheck, WalkRules, walk_paths
-from cuerag.graph import KINDS, Graph, collection_name, corpus_of_collection, load_graph, updated_graph
+from cuerag.graph import (
+    KINDS,
+    Graph,
+    collection_name,
+    corpus_of_collection,
+    load_graph,
+    stored_counts,
+    stored_sizes,
+    updated_graph,
+)
 from cuerag.index import Indexer, IndexReport, Progress, ShouldStop, index_shape
 from cuerag.llm import LLM, LLMUsage, make_llm, require_llm
 from cuerag.models import Models, load_models
@@ -116,7 +125,10 @@ class CueRag:
         free_bytes: FreeBytes = disk_free,
     ) -> None:
         self.settings = settings or Settings()
-        self.models = models or load_models(self.settings)
+        # Models load on first use: listing, counting, deleting and dropping need none, and
+        # loading them costs seconds (the CLI's `corpora` answers in a fraction of that).
+        self._models = models
+        self._models_lock = threading.Lock()
         self.store = store or open_store(self.settings)
         self._owns_llm = llm is None
         # Read-only: the answer cache would be a write into the data directory.
@@ -129,6 +141,19 @@ class CueRag:
         self._writers: dict[str, threading.Lock] = {}
         self._baselines: dict[str, _BaselineIndexes] = {}
         self._derived: dict[str, SnapshotIndexes] = {}
+
+    @property
+    def models(self) -> Models:
+        """The embedder, reranker and NER model, loaded on first use."""
+        if self._models is None:
+            with self._models_lock:
+                if self._models is None:
+                    self._models = load_models(self.settings)
+        return self._models
+
+    @property
+    def models_loaded(self) -> bool:
+        return self._models is not None
 
     # -- corpora --
 
@@ -147,8 +172,10 @@ class CueRag:
         with self._graph_lock:
             graph = self._graphs.get(corpus)
         if graph is None:
-            self._check_dim(corpus)
-            graph = self._opened(corpus, load_graph(self.store, corpus, dim=self.models.embedder.dim))
+            # The stored vectors' size, not the embedder's: deleting or counting needs no model.
+            # Whatever embeds a query or a document checks the two agree (`_check_dim`).
+            dim = self.store.collection_dim(collection_name(corpus, "chunks"))
+            graph = self._opened(corpus, load_graph(self.store, corpus, dim=dim))
             with self._graph_lock:
                 graph = self._graphs.setdefault(corpus, graph)
         return graph
@@ -169,8 +196,21 @@ class CueRag:
         finally:
             lock.release()
 
+    def sizes(self, corpus: str) -> dict[str, int]:
+        """Node and edge counts: from the snapshot when one is loaded, else read from the store's
+        payloads (no vectors, no model), with the same counting rules as the snapshot."""
+        self.require_corpus(corpus)
+        with self._graph_lock:
+            graph = self._graphs.get(corpus)
+        return graph.sizes if graph is not None else stored_sizes(self.store, corpus)
+
     def info(self, corpus: str) -> CorpusInfo:
-        sizes = self.graph(corpus).sizes
+        """A corpus's size for listings: from the snapshot when one is loaded, else the store's
+        counts (no graph built, no model loaded)."""
+        self.require_corpus(corpus)
+        with self._graph_lock:
+            graph = self._graphs.get(corpus)
+        sizes = graph.sizes if graph is not None else stored_counts(self.store, corpus)
         return CorpusInfo(
             name=corpus,
             documents=sizes["documents"],
@@ -194,8 +234,9 @@ class CueRag:
             self._baselines.pop(corpus, None)
             self._derived.pop(corpus, None)
 
-    def _check_dim(self, corpus: str) -> None:
-        dim = self.store.collection_dim(collection_name(corpus, "chunks"))
+    def _check_dim(self, corpus: str, stored: int | None = None) -> None:
+        """Refuse to embed against a corpus whose vectors have another size than the embedder's."""
+        dim = self.store.collection_dim(collection_name(corpus, "chunks")) if stored is None else stored
         if dim != self.models.embedder.dim:
             raise StoreError(
                 f"corpus {corpus!r} was indexed with {dim}-dimensional vectors but the embedder "
@@ -240,6 +281,8 @@ class CueRag:
         created = not self.store.has_collection(collection_name(corpus, "chunks"))
         if created:
             self._refuse_case_twin(corpus)
+        else:
+            self._check_dim(corpus)
         space = self._space_guard()
         if created and space is not None:
             space.require_collections(len(KINDS), f"creating corpus {corpus!r}")
@@ -429,6 +472,7 @@ class CueRag:
 
     def retriever(self, corpus: str) -> Retriever:
         graph = self.graph(corpus)
+        self._check_dim(corpus, stored=graph.unit_vectors.shape[1])
         scorer = make_scorer(graph, self.models.reranker)
         return Retriever(
             corpus=corpus,

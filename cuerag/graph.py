@@ -172,8 +172,8 @@ def build_graph(
             entity_units[e].append(u)
 
     def stack(points: list[StoredPoint]) -> np.ndarray:
-        if not points:
-            return np.zeros((0, dim), dtype=np.float32)
+        if not points or dim == 0:  # dim 0: points read without vectors (see `stored_sizes`)
+            return np.zeros((len(points), dim), dtype=np.float32)
         return np.stack([np.asarray(p.vector, dtype=np.float32) for p in points])
 
     return Graph(
@@ -258,3 +258,22 @@ def load_graph(store: VectorStore, corpus: str, *, dim: int) -> Graph:
     units = list(store.scroll(collection_name(corpus, UNITS), with_vectors=True))
     entities = list(store.scroll(collection_name(corpus, ENTITIES), with_vectors=False))
     return build_graph(chunks, units, entities, dim=dim)
+
+
+def stored_sizes(store: VectorStore, corpus: str) -> dict[str, int]:
+    """A corpus's `Graph.sizes` read from payloads alone: no vectors are read and no model is
+    needed, so listing corpora stays fast. The same counting rules as the snapshot (only what
+    live chunks reach counts), since the graph is built the same way, without its vectors."""
+    chunks = store.scroll(collection_name(corpus, CHUNKS), with_vectors=False)
+    units = store.scroll(collection_name(corpus, UNITS), with_vectors=False)
+    entities = store.scroll(collection_name(corpus, ENTITIES), with_vectors=False)
+    return build_graph(chunks, units, entities, dim=0).sizes
+
+
+def stored_counts(store: VectorStore, corpus: str) -> dict[str, int]:
+    """Documents, chunks, units and entities as stored: the chunks' payloads and the collections'
+    point counts, which is all a corpus listing needs. Units and entities that a killed run left
+    unreachable count here until the next write collects them; `stored_sizes` leaves them out."""
+    docs = {p.payload["doc_id"] for p in store.scroll(collection_name(corpus, CHUNKS), with_vectors=False)}
+    counts = {kind: store.count(collection_name(corpus, kind)) for kind in KINDS}
+    return {"documents": len(docs), **counts}

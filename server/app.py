@@ -11,22 +11,29 @@ from dataclasses import dataclass
 
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.tools import Tool
-from pydantic import ConfigDict
 
 from cuerag import CueRag, Settings
 from cuerag.redact import redact_values
 from server.config import ServerSettings
+from server.tool_adapter import make_tool
 from tools import TOOLS, AppState, ToolSpec
 
 log = logging.getLogger(__name__)
 
 INSTRUCTIONS = """\
-Multi-hop retrieval over indexed corpora (CUE-RAG). Start with list_corpora. For a question, call
-q_iter: it returns the best chunks and a trace of the entity → unit → entity paths that found them.
-To reason step by step instead: link_entities (query entities → entity nodes), search_units
-(statements near the query), expand_entity (an entity's statements, ranked; pass units already on
-your path as `subtract` so the next hop looks for what is missing), then get_chunks for full text."""
+Multi-hop retrieval over indexed corpora (CUE-RAG). list_corpora shows what can be searched.
+
+For a question, call q_iter first: one call walks the graph (entity → statement → entity) and
+returns the best passages, each with why it is there (its best path, a title the question names,
+a title link from another passage, or the dense fill). Cite the passages by title and doc_id. Its
+default detail="compact" is sized for a context window; ask detail="full" only to inspect every
+kept path. dense_search is enough for a single-hop lookup.
+
+Walk step by step instead when q_iter's passages lack a hop (the reasons show which entity the
+paths went through, and none reaches the missing fact), or when you must control each hop:
+link_entities or search_units to start, expand_entity for the next hop (pass the statements
+already on your path as `subtract`, so the search looks for what is still missing, and as
+`exclude`), then get_chunks for the full passages."""
 
 
 @dataclass
@@ -34,23 +41,6 @@ class _Holder:
     """The running server's state, for the resource (which cannot take a request context)."""
 
     state: AppState | None = None
-
-
-def strict_tool(spec: ToolSpec) -> Tool:
-    """The tool with unknown argument names refused and argument types checked strictly. The SDK
-    drops unknown names silently, so a misspelt `topn=2` would run with the default and the agent
-    would never learn why. Strict types, for every parameter: the schema says integer, so `"3"`,
-    `true` and `3.0` are refused rather than read as 3, and a boolean takes only true/false, not
-    `"no"` (which lax parsing reads as false, but `"nope"` as an error): what the schema shows is
-    what is accepted, as with other servers' schemas. A float takes an integer (JSON has one
-    number type), and lists and objects sent as JSON text are still parsed by the SDK first."""
-    tool = Tool.from_function(spec.fn, name=spec.name, annotations=spec.annotations)
-    loose = tool.fn_metadata.arg_model
-    tool.fn_metadata.arg_model = type(
-        loose.__name__, (loose,), {"model_config": ConfigDict(extra="forbid", strict=True)}
-    )
-    tool.parameters["additionalProperties"] = False
-    return tool
 
 
 def _listed(spec: ToolSpec, engine_settings: Settings, server_settings: ServerSettings) -> bool:
@@ -88,7 +78,7 @@ def build_server(
         version="0.1.0",
         lifespan=lifespan,
         log_level="WARNING",
-        tools=[strict_tool(spec) for spec in TOOLS if _listed(spec, engine_settings, server_settings)],
+        tools=[make_tool(spec) for spec in TOOLS if _listed(spec, engine_settings, server_settings)],
     )
 
     @server.resource("config://server", mime_type="application/json")

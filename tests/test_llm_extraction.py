@@ -742,7 +742,9 @@ async def test_mcp_answer_tool_with_an_llm(models: Models, tmp_path: Path) -> No
 
             question = "Where was the manager of Nottingham Forest born?"
             start = len(standin.requests)
-            result = await client.call_tool("answer", {"corpus": CORPUS, "question": question, "top_n": 2})
+            result = await client.call_tool(
+                "answer", {"corpus": CORPUS, "question": question, "top_n": 2, "detail": "full"}
+            )
             assert not result.is_error, result.content
             answer = result.structured_content
             assert answer is not None
@@ -753,6 +755,14 @@ async def test_mcp_answer_tool_with_an_llm(models: Models, tmp_path: Path) -> No
             (user,) = requests_with(standin, ANSWER_SYSTEM_PROMPT, start)
             assert [f"[{n}] {c['title']}\n" in user for n, c in enumerate(answer["chunks"], start=1)] == [True, True]
             assert "[3] " not in user
+
+            # The default, compact: the answer, its chunks with why each was retrieved, no trace.
+            compact = await client.call_tool("answer", {"corpus": CORPUS, "question": question, "top_n": 2})
+            brief = compact.structured_content
+            assert brief is not None and brief["answer"] == "Middlesbrough" and "trace" not in brief
+            assert [c["chunk_id"] for c in brief["chunks"]] == [c["chunk_id"] for c in answer["chunks"]]
+            assert all(c["why"] for c in brief["chunks"]) and brief["llm_tokens"] >= 0  # 0 when cached
+            assert compact.content[0].text.startswith("answer: Middlesbrough")  # type: ignore[union-attr]
 
 
 @pytest.mark.anyio

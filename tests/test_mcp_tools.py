@@ -141,8 +141,8 @@ async def test_list_tools_names_schemas_and_annotations(session: Session) -> Non
     tools = {t.name: t for t in (await session.client.list_tools()).tools}
     assert set(tools) == ALL_TOOLS
     for name, tool in tools.items():
-        assert tool.output_schema is not None, name
-        assert tool.output_schema.get("type") == "object", name
+        assert tool.output_schema is None, name  # left out to keep tools/list small (see server/tool_adapter.py)
+        assert tool.title, name
         assert "ctx" not in tool.input_schema.get("properties", {}), name
         assert tool.description, name
         assert tool.annotations is not None, name
@@ -153,7 +153,6 @@ async def test_list_tools_names_schemas_and_annotations(session: Session) -> Non
     assert tools["delete_documents"].annotations.read_only_hint is False
     assert tools["index_corpus"].annotations.read_only_hint is False
     assert tools["index_corpus"].annotations.destructive_hint is not True
-    assert {"chunks", "trace"} <= set(tools["q_iter"].output_schema["properties"])
     k = tools["q_iter"].input_schema["properties"]["k"]
     assert (k["minimum"], k["maximum"], k["default"]) == (1, 50, 3)
     assert set(tools["q_iter"].input_schema["required"]) == {"corpus", "query"}
@@ -332,7 +331,7 @@ async def test_index_bad_corpus_name(session: Session) -> None:
 
 
 async def test_q_iter_toy_question(session: Session) -> None:
-    result = await call(session.client, "q_iter", corpus=SAMPLE, query=TOY)
+    result = await call(session.client, "q_iter", corpus=SAMPLE, query=TOY, detail="full")
     assert (result["corpus"], result["query"], result["method"]) == (SAMPLE, TOY, "qiter")
     docs = doc_ids(result)
     assert len(docs) == 5 and len(set(docs)) == 5
@@ -365,28 +364,14 @@ async def test_q_iter_toy_question(session: Session) -> None:
 
 
 async def test_q_iter_parameters(session: Session) -> None:
-    result = await call(session.client, "q_iter", corpus=SAMPLE, query=TOY, top_n=2, depth=1, beam=2)
+    result = await call(session.client, "q_iter", corpus=SAMPLE, query=TOY, top_n=2, depth=1, beam=2, detail="full")
     assert len(result["chunks"]) == 2
     assert len(result["trace"]["depths"]) == 1
     assert len(result["trace"]["depths"][0]["paths"]) == 2
-    no_anchor = await call(
-        session.client, "q_iter", corpus=SAMPLE, query=TOY, spreading_activation=False, knowledge_anchoring=False
-    )
-    assert no_anchor["trace"]["anchors"] == [] and no_anchor["trace"]["depths"] == []
-    # The question names two titles ("1979-80 European Cup", "FA Cup"): those chunks are still
-    # reached, the rest is dense fill.
-    reached = [(h["doc_id"], h["source"]) for h in no_anchor["chunks"] if h["source"] != "dense"]
-    assert reached == [("european-cup-1980", "graph"), ("fa-cup", "graph")]
-    no_graph = await call(
-        session.client,
-        "q_iter",
-        corpus=SAMPLE,
-        query=TOY,
-        spreading_activation=False,
-        knowledge_anchoring=False,
-        query_titles=False,
-    )
-    assert all(h["source"] == "dense" for h in no_graph["chunks"])
+    # The ablation switches are the CLI's and `cuerag eval`'s (tests/test_qiter.py); an agent
+    # gets the ones that change what it is shown.
+    no_titles = await call(session.client, "q_iter", corpus=SAMPLE, query=TOY, query_titles=False, title_links=0)
+    assert all(h["why"] and "title" not in h["why"] for h in no_titles["chunks"]), no_titles["chunks"]
 
 
 @pytest.mark.parametrize(
@@ -403,8 +388,9 @@ async def test_q_iter_parameters(session: Session) -> None:
 async def test_q_iter_out_of_range(session: Session, args: dict[str, int], expected: str) -> None:
     text = await call_error(session.client, "q_iter", corpus=SAMPLE, query=TOY, **args)
     (name,) = args
-    assert f"\n{name}\n" in text, text  # the offending argument is named
-    assert expected in text, text
+    assert text.startswith(f"invalid arguments to q_iter: `{name}`={args[name]}: "), text  # named, with its value
+    assert expected in text and "give an integer from " in text, text
+    assert "\n" not in text and "pydantic" not in text, text
 
 
 async def test_q_iter_empty_query(session: Session) -> None:
@@ -423,7 +409,7 @@ async def test_unknown_corpus_lists_existing_ones(session: Session) -> None:
 
 
 async def test_dense_search(session: Session) -> None:
-    result = await call(session.client, "dense_search", corpus=SAMPLE, query=TOY, top_n=3)
+    result = await call(session.client, "dense_search", corpus=SAMPLE, query=TOY, top_n=3, detail="full")
     assert result["method"] == "dense" and result["trace"] is None
     assert len(result["chunks"]) == 3
     assert all(h["source"] == "dense" and h["unit_ids"] == [] for h in result["chunks"])
@@ -543,7 +529,7 @@ async def test_expand_entity_by_name_and_by_id(session: Session) -> None:
 
 async def test_get_chunks_and_units(session: Session) -> None:
     client = session.client
-    hits = (await call(client, "q_iter", corpus=SAMPLE, query=TOY))["chunks"]
+    hits = (await call(client, "q_iter", corpus=SAMPLE, query=TOY, detail="full"))["chunks"]
     ids = [h["chunk_id"] for h in hits][::-1]
     chunks = (await call(client, "get_chunks", corpus=SAMPLE, ids=ids))["chunks"]
     assert [c["chunk_id"] for c in chunks] == ids  # in the order asked
@@ -589,7 +575,7 @@ async def test_delete_documents(session: Session) -> None:
     corpus = "victim"
     indexed = await call(client, "index_corpus", corpus=corpus, paths=[str(SAMPLE_CORPUS)])
     before = indexed["totals"]
-    result = await call(client, "q_iter", corpus=corpus, query=TOY)
+    result = await call(client, "q_iter", corpus=corpus, query=TOY, detail="full")
     assert FA_DOC in doc_ids(result)
     fa_chunk = next(h["chunk_id"] for h in result["chunks"] if h["doc_id"] == FA_DOC)
     assert FA_DOC in doc_ids(await call(client, "dense_search", corpus=corpus, query=TOY))
@@ -606,7 +592,7 @@ async def test_delete_documents(session: Session) -> None:
     assert totals["units"] == before["units"] - 2
     assert totals["entities"] == before["entities"] - report["entities_removed"]
 
-    after = await call(client, "q_iter", corpus=corpus, query=TOY, top_n=14)
+    after = await call(client, "q_iter", corpus=corpus, query=TOY, top_n=14, detail="full")
     assert FA_DOC not in doc_ids(after)
     assert all(FA_SENTENCE not in p["unit_texts"] for d in after["trace"]["depths"] for p in d["paths"])
     assert FA_DOC not in doc_ids(await call(client, "dense_search", corpus=corpus, query=TOY, top_n=14))
@@ -669,7 +655,7 @@ async def test_config_resource_redacts_secrets(models: Models, tmp_path: Path) -
 @pytest.mark.parametrize("k", [3, 1])
 async def test_stepwise_walk_reproduces_the_q_iter_trace(session: Session, k: int) -> None:
     client = session.client
-    trace = (await call(client, "q_iter", corpus=SAMPLE, query=TOY, k=k))["trace"]
+    trace = (await call(client, "q_iter", corpus=SAMPLE, query=TOY, k=k, detail="full"))["trace"]
 
     # Entity anchoring: the query's linked entities and the entities of the nearest units.
     linked = await call(client, "link_entities", corpus=SAMPLE, query=TOY, k=k)

@@ -9,10 +9,12 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from cuerag import AnswerResult, make_params
+from cuerag.explain import GraphTitles
 from tools.common import READ_ONLY, AppState, Corpus, Query, run_engine, state_of, tool
+from tools.rendering import CompactAnswer, Detail, compact_answer
 
 
-@tool("answer", READ_ONLY, needs_llm=True)
+@tool("answer", "Answer a question with the server's LLM", READ_ONLY, needs_llm=True)
 async def answer(
     corpus: Corpus,
     question: Query,
@@ -20,15 +22,17 @@ async def answer(
     method: Annotated[
         Literal["qiter", "dense", "bm25", "hybrid", "ketrag"], Field(description="How the passages are found.")
     ] = "qiter",
-    top_n: Annotated[int, Field(ge=1, le=20, description="Chunks given to the LLM as context.")] = 5,
-    llm_entities: Annotated[
-        bool, Field(description="Have the LLM read the question's entities (NER otherwise).")
-    ] = False,
-) -> AnswerResult:
-    """Answer a question from a corpus: retrieves the top_n chunks (Q-Iter by default), then the
-    server's LLM answers from them as briefly as possible. Returns the answer, the chunks it came
-    from (cite them), the Q-Iter trace and the LLM's token usage. The answer is only as good as the
-    server's model: check it against the chunks."""
+    top_n: Annotated[int, Field(ge=1, le=20, description="Chunks the LLM reads.")] = 5,
+    llm_entities: Annotated[bool, Field(description="The LLM reads the question's entities.")] = False,
+    detail: Detail = "compact",
+) -> CompactAnswer | AnswerResult:
+    """The server's LLM answers from the top_n chunks (Q-Iter by default). Returns the answer and
+    the chunks it came from, each with why it was retrieved: check the answer against them."""
     engine = state_of(ctx).engine
     params = make_params(top_n=top_n)
-    return await run_engine(engine.answer, corpus, question, params=params, method=method, llm_entities=llm_entities)
+
+    def run() -> CompactAnswer | AnswerResult:
+        result = engine.answer(corpus, question, params=params, method=method, llm_entities=llm_entities)
+        return compact_answer(result, GraphTitles(engine.graph(corpus))) if detail == "compact" else result
+
+    return await run_engine(run)

@@ -30,25 +30,40 @@ class AppState:
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """A tool function with its MCP name, annotations and whether it writes."""
+    """A tool function with its MCP name, title, annotations and whether it writes."""
 
     fn: Callable[..., Any]
     name: str
+    title: str
     annotations: ToolAnnotations
     write: bool = False
     needs_llm: bool = False
 
 
 def tool(
-    name: str, annotations: ToolAnnotations, *, write: bool = False, needs_llm: bool = False
+    name: str,
+    title: str,
+    annotations: ToolAnnotations,
+    *,
+    write: bool = False,
+    needs_llm: bool = False,
 ) -> Callable[[Callable[..., Any]], ToolSpec]:
     def wrap(fn: Callable[..., Any]) -> ToolSpec:
-        return ToolSpec(fn=fn, name=name, annotations=annotations, write=write, needs_llm=needs_llm)
+        return ToolSpec(
+            fn=fn,
+            name=name,
+            title=title,
+            annotations=annotations,
+            write=write,
+            needs_llm=needs_llm,
+        )
 
     return wrap
 
 
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+# The destructive and idempotent hints mean something only for tools that write (the spec's
+# words), so a read-only tool states the two that do, and `tools/list` stays small.
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
 def state_of(ctx: Context[AppState]) -> AppState:
@@ -65,15 +80,13 @@ async def run_engine(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         raise ToolError(str(exc)) from exc
 
 
-Corpus = Annotated[str, Field(min_length=1, max_length=64, description="Corpus name (see list_corpora).")]
-Query = Annotated[str, Field(min_length=1, max_length=4000, description="The question or query text.")]
-TopK = Annotated[int, Field(ge=1, le=50, description="How many results to return.")]
-UnitIds = Annotated[list[str], Field(max_length=200, description="Knowledge unit ids (from earlier results).")]
+# The engine checks a name in full (1-64 letters, digits, '-' or '_') and says so; the schema keeps
+# only the bound that stops a long string before it reaches the engine.
+Corpus = Annotated[str, Field(max_length=64, description="Corpus name.")]
+Query = Annotated[str, Field(min_length=1, max_length=4000, description="The question.")]
+TopK = Annotated[int, Field(ge=1, le=50, description="Results to return.")]
+UnitIds = Annotated[list[str], Field(max_length=200, description="Unit ids to skip.")]
 SubtractIds = Annotated[
     list[str],
-    Field(
-        max_length=50,
-        description="Unit ids whose vectors are subtracted from the query vector: Q-Iter's query update "
-        "(pass the units already on your path to look for what is still missing).",
-    ),
+    Field(max_length=50, description="Unit ids whose meaning leaves the query (those already on your path)."),
 ]

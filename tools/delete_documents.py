@@ -14,6 +14,7 @@ from tools.common import AppState, Corpus, run_engine, state_of, tool
 
 @tool(
     "delete_documents",
+    "Delete documents",
     ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False),
     write=True,
 )
@@ -22,7 +23,7 @@ async def delete_documents(
     doc_ids: Annotated[list[str], Field(min_length=1, max_length=10_000, description="Document ids to delete.")],
     ctx: Context[AppState],
 ) -> DeleteReport:
-    """Delete documents from a corpus by id (the `doc_id` of returned chunks). Their chunks are
-    removed, then the units and entities no remaining chunk supports. Cannot be undone."""
+    """Delete documents by id (a chunk's `doc_id`), with their chunks and the units and entities
+    nothing else supports. Cannot be undone."""
     engine = state_of(ctx).engine
     return await run_engine(engine.delete_documents, corpus, doc_ids)

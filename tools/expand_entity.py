@@ -11,20 +11,19 @@ from cuerag.results import EntityExpansion
 from tools.common import READ_ONLY, AppState, Corpus, Query, SubtractIds, TopK, UnitIds, run_engine, state_of, tool
 
 
-@tool("expand_entity", READ_ONLY)
+@tool("expand_entity", "Expand an entity one hop", READ_ONLY)
 async def expand_entity(
     corpus: Corpus,
-    entity: Annotated[str, Field(min_length=1, max_length=500, description="Entity id, or a name to link.")],
+    entity: Annotated[str, Field(min_length=1, max_length=500, description="Entity id or name.")],
     query: Query,
     ctx: Context[AppState],
     k: TopK = 3,
     exclude: UnitIds = [],  # noqa: B006
     subtract: SubtractIds = [],  # noqa: B006
 ) -> EntityExpansion:
-    """From one entity (an id from another result, or a name, linked to the most similar entity
-    node with `link_score`), the units that mention it, ranked by similarity to the query minus the
-    `subtract` units, skipping `exclude`. `next_anchors` are the other entities those units mention:
-    expand them to take the next hop."""
+    """One hop: the units that mention an entity (an id, or a name linked to the closest entity
+    node), ranked against the query minus `subtract`. `next_anchors` are the entities to expand
+    next."""
     engine = state_of(ctx).engine
 
     def run() -> EntityExpansion:

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from cuerag.results import ChunkNode, UnitNode
 from tools.common import READ_ONLY, AppState, Corpus, run_engine, state_of, tool
 
-Ids = Annotated[list[str], Field(min_length=1, max_length=200, description="Node ids from earlier results.")]
+Ids = Annotated[list[str], Field(min_length=1, max_length=200, description="Ids from earlier results.")]
 
 
 class ChunksResult(BaseModel):
@@ -23,9 +23,9 @@ class UnitsResult(BaseModel):
     units: list[UnitNode]
 
 
-@tool("get_chunks", READ_ONLY)
+@tool("get_chunks", "Get chunks by id", READ_ONLY)
 async def get_chunks(corpus: Corpus, ids: Ids, ctx: Context[AppState]) -> ChunksResult:
-    """Full text of chunks by id, with their title, document id and units in reading order."""
+    """Chunks by id: title, document id, text and unit ids."""
     engine = state_of(ctx).engine
 
     def run() -> ChunksResult:
@@ -34,9 +34,9 @@ async def get_chunks(corpus: Corpus, ids: Ids, ctx: Context[AppState]) -> Chunks
     return await run_engine(run)
 
 
-@tool("get_units", READ_ONLY)
+@tool("get_units", "Get knowledge units by id", READ_ONLY)
 async def get_units(corpus: Corpus, ids: Ids, ctx: Context[AppState]) -> UnitsResult:
-    """Knowledge units by id, with the entities they mention and the chunks that hold them."""
+    """Knowledge units by id, with their entities and chunks."""
     engine = state_of(ctx).engine
 
     def run() -> UnitsResult:

@@ -14,6 +14,7 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from cuerag import IndexReport, InputError, WalkRules, make_document
+from cuerag.folders import SUPPORTED_SUFFIXES
 from tools.common import AppState, Corpus, run_engine, state_of, tool
 
 log = logging.getLogger(__name__)
@@ -21,6 +22,7 @@ log = logging.getLogger(__name__)
 # Indexing stages in the order the engine runs them; progress is reported over all of them.
 _STAGES = ("split", "ner", "embed entities", "embed units", "embed chunks", "store")
 _LLM_STAGES = ("split", "extract", *_STAGES[1:])  # at α > 0 the LLM works between split and NER
+_PATHS = f"Files or folders under the allowed roots ({', '.join(sorted(SUPPORTED_SUFFIXES))})."
 
 
 # Said to an agent that will relay it to a person: what to do, in the places they can do it.
@@ -36,9 +38,9 @@ class DocumentInput(BaseModel):
     # A misspelt key (`doc_id`, `titel`) would otherwise be dropped without a word.
     model_config = ConfigDict(extra="forbid")
 
-    title: str = Field(default="", max_length=1000, description="Document title (kept with every chunk).")
-    text: str = Field(min_length=1, max_length=20_000_000, description="Document text (at most 20M characters).")
-    id: str | None = Field(default=None, max_length=256, description="Stable id; default: hash of title + text.")
+    title: str = Field(default="", max_length=1000, description="Title.")
+    text: str = Field(min_length=1, max_length=20_000_000, description="Text.")
+    id: str | None = Field(default=None, max_length=256, description="Stable id (default: a hash of title and text).")
 
 
 def check_allowed(path: str, roots: list[Path]) -> Path:
@@ -49,19 +51,28 @@ def check_allowed(path: str, roots: list[Path]) -> Path:
     for root in roots:
         if resolved.is_relative_to(root.resolve()):
             return resolved
-    listed = ", ".join(str(r) for r in roots) or "none configured"
-    raise InputError(f"path {path!r} is outside the allowed roots ({listed}); set CUERAG_MCP_ALLOWED_ROOTS")
+    # The advice is what the agent can do; the roots themselves are the operator's choice.
+    if not roots:
+        raise InputError(
+            f"path {path!r} is outside the allowed roots (this server reads no files): send its text as `documents`"
+        )
+    listed = ", ".join(str(r) for r in roots)
+    raise InputError(
+        f"path {path!r} is outside the allowed roots, the folders this server may read ({listed}): "
+        "give a path under one of them, or send the text as `documents`"
+    )
 
 
 @tool(
     "index_corpus",
+    "Index documents into a corpus",
     ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
     write=True,
 )
 async def index_corpus(
     corpus: Corpus,
     ctx: Context[AppState],
-    paths: Annotated[list[str], Field(max_length=1000, description="Files or folders on the server.")] = [],  # noqa: B006
+    paths: Annotated[list[str], Field(max_length=1000, description=_PATHS)] = [],  # noqa: B006
     documents: Annotated[list[DocumentInput], Field(max_length=10_000, description="Inline documents.")] = [],  # noqa: B006
     sync: Annotated[
         bool,
@@ -84,13 +95,10 @@ async def index_corpus(
         list[str], Field(max_length=100, description="Leave out files and folders matching these globs.")
     ] = [],  # noqa: B006
 ) -> IndexReport:
-    """Index documents into a corpus (created if new; added to if it exists). Give server-side
-    `paths` (files or folders under the allowed roots; in folders, dot-files, dot-folders and what a
-    .gitignore names are skipped) and/or inline `documents`. A file's document id is its path
-    relative to the folder given (a file's own folder when a file is given), so a changed file
-    replaces its earlier version; unchanged files are skipped by content hash. The report lists
-    the files added, changed, removed (with `sync`), skipped and failed (with the reason), counts
-    added and kept, time per stage and the elapsed time."""
+    """Index server-side `paths` and/or inline `documents` into a corpus (created if new). A
+    file's id is its path under the folder given, so a changed file replaces its old version and an
+    unchanged one is skipped; in folders, dot-files and .gitignore'd files are skipped. The report
+    lists files added, changed, removed (`sync`), skipped and failed (with the reason)."""
     state = state_of(ctx)
     if not paths and not documents:
         raise ToolError("nothing to index: give `paths` or `documents`")

@@ -16,10 +16,10 @@ class LinkResult(BaseModel):
     anchors: list[Anchor]
 
 
-@tool("link_entities", READ_ONLY)
+@tool("link_entities", "Link a query's entities to the graph", READ_ONLY)
 async def link_entities(corpus: Corpus, query: Query, ctx: Context[AppState], k: TopK = 3) -> LinkResult:
-    """Find the named entities in a query (NER) and link each to its k most similar entity nodes in
-    the corpus: the anchors to start expand_entity from."""
+    """The query's named entities, each linked to its k closest entity nodes: where to start
+    expand_entity."""
     engine = state_of(ctx).engine
 
     def run() -> LinkResult:

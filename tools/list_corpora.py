@@ -13,9 +13,9 @@ class CorporaResult(BaseModel):
     corpora: list[CorpusInfo]
 
 
-@tool("list_corpora", READ_ONLY)
+@tool("list_corpora", "List corpora", READ_ONLY)
 async def list_corpora(ctx: Context[AppState]) -> CorporaResult:
-    """The corpora on this server with their sizes (documents, chunks, units, entities)."""
+    """The corpora on this server, with their sizes."""
     engine = state_of(ctx).engine
 
     def run() -> CorporaResult:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Annotated
 
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from cuerag import QIterParams, RetrievalResult, make_params
+from cuerag import CueRag, QIterParams, make_params
 from cuerag.config import (
-    KnowledgeAnchoring,
     LexicalCandidates,
     LexicalWeight,
     QIterBeam,
@@ -17,18 +17,37 @@ from cuerag.config import (
     QIterK,
     QIterTopN,
     QueryTitles,
-    QueryUpdate,
-    SpreadingActivation,
     TitleLinks,
-    TitleSpecificity,
 )
+from cuerag.explain import ExplainedResult, GraphTitles
+from cuerag.results import Method
 from tools.common import READ_ONLY, AppState, Corpus, Query, run_engine, state_of, tool
+from tools.rendering import CompactResult, Detail, shaped_result
 
 # Defaults and ranges come from the one declaration in cuerag.config.
 _DEFAULTS = QIterParams()
 
 
-@tool("q_iter", READ_ONLY)
+async def retrieve(
+    engine: CueRag,
+    corpus: str,
+    query: str,
+    *,
+    params: QIterParams,
+    method: Method,
+    detail: str,
+    llm_entities: bool = False,
+) -> CompactResult | ExplainedResult:
+    """Retrieval shaped for the agent: each chunk explained, the trace only at `detail="full"`."""
+
+    def run() -> CompactResult | ExplainedResult:
+        result = engine.query(corpus, query, params=params, method=method, llm_entities=llm_entities)
+        return shaped_result(result, GraphTitles(engine.graph(corpus)), detail)
+
+    return await run_engine(run)
+
+
+@tool("q_iter", "Multi-hop retrieval (Q-Iter)", READ_ONLY)
 async def q_iter(
     corpus: Corpus,
     query: Query,
@@ -37,52 +56,47 @@ async def q_iter(
     depth: QIterDepth = _DEFAULTS.depth,
     beam: QIterBeam = _DEFAULTS.beam,
     top_n: QIterTopN = _DEFAULTS.top_n,
-    knowledge_anchoring: KnowledgeAnchoring = _DEFAULTS.knowledge_anchoring,
-    spreading_activation: SpreadingActivation = _DEFAULTS.spreading_activation,
-    query_update: QueryUpdate = _DEFAULTS.query_update,
     query_titles: QueryTitles = _DEFAULTS.query_titles,
     title_links: TitleLinks = _DEFAULTS.title_links,
     lexical_weight: LexicalWeight = _DEFAULTS.lexical_weight,
     lexical_candidates: LexicalCandidates = _DEFAULTS.lexical_candidates,
-    title_specificity: TitleSpecificity = _DEFAULTS.title_specificity,
-    llm_entities: Annotated[
-        bool, Field(description="Have the server's LLM read the query's entities (NER otherwise); needs an LLM.")
-    ] = False,
-) -> RetrievalResult:
-    """Multi-hop retrieval (CUE-RAG Q-Iter): anchors on the query's entities, walks entity → unit →
-    entity for `depth` hops keeping the `beam` best paths, and returns the `top_n` chunks that hold
-    the collected units. The trace lists, per hop, the kept paths (unit ids and texts, the entity
-    each step came through, scores): cite it to explain why a chunk came back. A chunk with
-    `named_in_query` is one whose title the query names; one with `linked_from` came in (or was
-    raised) because that chunk names its title. On documentation or code, where questions name
-    identifiers, turn on the lexical channel (lexical_weight=0.35, lexical_candidates=10). Use this first; use
-    search_units / expand_entity to walk the graph yourself when the trace shows a missing hop."""
+    llm_entities: Annotated[bool, Field(description="The server's LLM reads the query's entities.")] = False,
+    detail: Detail = "compact",
+) -> CompactResult | ExplainedResult:
+    """Multi-hop retrieval (CUE-RAG Q-Iter); call it first. Walks entity → statement → entity and
+    returns the top_n chunks, each with why it came back: its best path, a title the query names,
+    a title link or the dense fill. On documentation or code, where questions name identifiers,
+    try lexical_weight=0.35, lexical_candidates=10. Walk a missing hop with search_units and
+    expand_entity."""
     params: QIterParams = make_params(
         k=k,
         depth=depth,
         beam=beam,
         top_n=top_n,
-        knowledge_anchoring=knowledge_anchoring,
-        spreading_activation=spreading_activation,
-        query_update=query_update,
         query_titles=query_titles,
         title_links=title_links,
         lexical_weight=lexical_weight,
         lexical_candidates=lexical_candidates,
-        title_specificity=title_specificity,
     )
     engine = state_of(ctx).engine
-    return await run_engine(engine.query, corpus, query, params=params, method="qiter", llm_entities=llm_entities)
+    if llm_entities and engine.llm is None:
+        # The engine's own message names the settings that add an LLM: the operator's fix, not the agent's.
+        raise ToolError("this server has no LLM for llm_entities: call q_iter without it (NER reads the entities)")
+    return await retrieve(
+        engine, corpus, query, params=params, method="qiter", detail=detail, llm_entities=llm_entities
+    )
 
 
-@tool("dense_search", READ_ONLY)
+@tool("dense_search", "Dense retrieval (no graph)", READ_ONLY)
 async def dense_search(
     corpus: Corpus,
     query: Query,
     ctx: Context[AppState],
     top_n: QIterTopN = _DEFAULTS.top_n,
-) -> RetrievalResult:
+    detail: Detail = "compact",
+) -> CompactResult | ExplainedResult:
     """Plain dense retrieval: the top_n chunks by embedding similarity to the query, no graph.
     Good for single-hop lookups; q_iter is better when the answer needs a bridge entity."""
     engine = state_of(ctx).engine
-    return await run_engine(engine.query, corpus, query, params=make_params(top_n=top_n), method="dense")
+    params = make_params(top_n=top_n)
+    return await retrieve(engine, corpus, query, params=params, method="dense", detail=detail)

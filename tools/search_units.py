@@ -15,7 +15,7 @@ class SearchUnitsResult(BaseModel):
     units: list[UnitHit]
 
 
-@tool("search_units", READ_ONLY)
+@tool("search_units", "Search knowledge units", READ_ONLY)
 async def search_units(
     corpus: Corpus,
     query: Query,
@@ -24,10 +24,8 @@ async def search_units(
     exclude: UnitIds = [],  # noqa: B006 - pydantic copies defaults; the schema shows []
     subtract: SubtractIds = [],  # noqa: B006
 ) -> SearchUnitsResult:
-    """Knowledge units (short statements from the corpus) nearest the query, each with the entities
-    it mentions (next hops for expand_entity) and the chunks it comes from. `exclude` skips units
-    you already have; `subtract` removes their meaning from the query so the search looks for the
-    missing piece of a multi-hop question."""
+    """Knowledge units (statements) nearest the query, with the entities each mentions (next
+    hops for expand_entity) and its chunks."""
     engine = state_of(ctx).engine
 
     def run() -> list[UnitHit]:
