@@ -1,30 +1,41 @@
-"""Documents in: plain text, Markdown, JSON and JSONL corpora, validated before anything is written.
+"""Documents in: files of every supported format (read by `cuerag.formats`), and JSON and JSONL
+corpora, validated before anything is written.
 
 Supported JSON forms (the common benchmark layouts):
 - a list of records `[{"title", "text", "id"?}]` (also `paragraph_text` / `contents` for the text);
 - a dict `{title: [sentence, ...]}` (HotpotQA's corpus form; text = "".join(sentences)) or `{title: text}`;
 - JSONL, one record per line.
-A document keeps the id it is given, or gets one from the hash of its title and text, so that
-re-indexing the same text is recognised as the same document.
+A record keeps the id it is given, or gets one from the hash of its title and text, so that
+re-indexing the same text is recognised as the same document. A document read from a text-like
+file (Markdown, HTML, PDF, ...) is identified by its path relative to the indexed root.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from cuerag.errors import InputError
+from cuerag.formats import (
+    DOCUMENT_SUFFIXES,
+    JSON_SUFFIXES,
+    SUPPORTED_SUFFIXES,
+    ByteBudget,
+    Check,
+    DocumentStructure,
+    ReadLimits,
+    extract,
+    read_file_once,
+)
+from cuerag.formats.reading import decode_text
 
-TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".rst", ".text"}
-JSON_SUFFIXES = {".json", ".jsonl", ".ndjson"}
+TEXT_SUFFIXES = DOCUMENT_SUFFIXES  # the name earlier code imports
 _TEXT_KEYS = ("text", "paragraph_text", "contents", "content", "body")
-# A file larger than this is refused rather than read into memory whole.
-MAX_FILE_BYTES = 512 * 1024 * 1024
 
 
 class Document(BaseModel):
@@ -33,6 +44,8 @@ class Document(BaseModel):
     id: str = Field(min_length=1, max_length=256)
     title: str = ""
     text: str
+    source: str | None = None  # the file's path relative to the indexed root (None: an inline document)
+    structure: DocumentStructure | None = None  # sections, pages, links of a file read by cuerag.formats
 
 
 def content_id(title: str, text: str) -> str:
@@ -51,24 +64,6 @@ def make_document(title: str, text: str, doc_id: str | None = None) -> Document:
         # different documents share an id, and the later one would silently replace the other.
         raise InputError(f"document title {title!r} holds a NUL character; remove it or give the document an id")
     return Document(id=doc_id or content_id(title, text), title=title, text=text)
-
-
-def _read_text(path: Path) -> str:
-    size = path.stat().st_size
-    if size == 0:
-        raise InputError(f"file is empty: {path}")
-    if size > MAX_FILE_BYTES:
-        raise InputError(f"file is larger than {MAX_FILE_BYTES // 2**20} MiB: {path}; split it first")
-    raw = path.read_bytes()
-    if b"\x00" in raw[:8192]:
-        raise InputError(f"file looks binary (NUL bytes), not text: {path}")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"file is not valid UTF-8 (byte {exc.start}): {path}; convert it to UTF-8 first") from exc
-    if not text.strip():
-        raise InputError(f"file holds only whitespace: {path}")
-    return text
 
 
 def _record_to_document(record: Any, where: str) -> Document:
@@ -108,8 +103,8 @@ def documents_from_json(data: Any, where: str) -> list[Document]:
     raise InputError(f"{where}: expected a list of records or a {{title: sentences}} object")
 
 
-def _load_json_file(path: Path) -> list[Document]:
-    text = _read_text(path)
+def _load_json_file(path: Path, raw: bytes) -> list[Document]:
+    text = decode_text(raw, path)
     if path.suffix.lower() in {".jsonl", ".ndjson"}:
         docs = []
         # Split on "\n" only: str.splitlines() also breaks on U+2028 and friends, which JSON
@@ -134,26 +129,46 @@ def _load_json_file(path: Path) -> list[Document]:
     return documents_from_json(data, str(path))
 
 
-def _title_of_text_file(path: Path, text: str) -> str:
-    """A Markdown file's first heading, else the file name without its suffix."""
-    if path.suffix.lower() in {".md", ".markdown"}:
-        for line in text.splitlines():
-            if line.startswith("#"):
-                heading = line.lstrip("#").strip()
-                if heading:
-                    return heading
+def _relative(path: Path, root: Path) -> str:
+    """The file's path relative to the root, with POSIX separators: its id and its citation."""
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        rel = Path(path.name)
     # A file name that is not valid UTF-8 reaches Python with its bad bytes as lone surrogates,
     # which no encoder accepts: show them as U+FFFD instead.
-    return path.stem.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return rel.as_posix().encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def load_file(path: Path) -> list[Document]:
-    """Documents from one file; raises InputError with the reason when it cannot be read."""
-    if path.suffix.lower() in JSON_SUFFIXES:
-        docs = _load_json_file(path)
+def load_file(
+    path: Path,
+    *,
+    root: Path | None = None,
+    check: Check | None = None,
+    limits: ReadLimits | None = None,
+    budget: ByteBudget | None = None,
+) -> list[Document]:
+    """Documents from one file; raises InputError with a one-line reason when it cannot be read.
+    The file is opened once: `check` sees the real path of the open file before a byte is read,
+    and nothing is read through the name again. `root` (default: the file's folder) is what the
+    document's id and source are relative to."""
+    limits = limits or ReadLimits()
+    root = root if root is not None else path.parent
+    source = _relative(path, root)
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        supported = ", ".join(sorted(SUPPORTED_SUFFIXES))
+        raise InputError(f"{path}: unsupported file type {suffix or '(no suffix)'!r}; supported: {supported}")
+    raw = read_file_once(path, limits=limits, check=check, budget=budget)
+    if suffix in JSON_SUFFIXES:
+        docs = [d.model_copy(update={"source": source}) for d in _load_json_file(path, raw)]
     else:
-        text = _read_text(path)
-        docs = [make_document(_title_of_text_file(path, text), text)]
+        found = extract(raw, suffix=suffix, name=str(path), source=source, limits=limits)
+        del raw
+        title = (found.title or "").strip() or Path(source).stem
+        if len(source) > 256:
+            raise InputError(f"{path}: its path relative to the indexed folder is longer than 256 characters")
+        docs = [Document(id=source, title=title, text=found.text, source=source, structure=found.structure)]
     if not docs:
         raise InputError(f"no documents found in {path}")
     return docs
@@ -163,21 +178,29 @@ def _files_under(path: Path) -> list[Path]:
     files = sorted(
         p
         for p in path.rglob("*")
-        if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES | JSON_SUFFIXES and not p.name.startswith(".")
+        if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES and not p.name.startswith(".")
     )
     if not files:
-        suffixes = ", ".join(sorted(TEXT_SUFFIXES | JSON_SUFFIXES))
+        suffixes = ", ".join(sorted(SUPPORTED_SUFFIXES))
         raise InputError(f"no indexable files ({suffixes}) under {path}")
     return files
 
 
-def load_paths(paths: Sequence[str | Path], *, check: Callable[[Path], object] | None = None) -> list[Document]:
+def load_paths(
+    paths: Sequence[str | Path],
+    *,
+    check: Check | None = None,
+    limits: ReadLimits | None = None,
+    max_request_bytes: int | None = None,
+) -> list[Document]:
     """Every document under the given files and folders. All are read and validated before any
     is returned, so a bad file stops the run before anything is written. `check`, when given, is
-    called on every file before it is read (and raises to refuse it): a folder may hold symlinks
-    to files elsewhere."""
+    called with the real path of every file once it is open and before it is read (and raises to
+    refuse it): a folder may hold symlinks to files elsewhere, and a file may be swapped for one.
+    `max_request_bytes` caps the bytes read across all the files."""
     if not paths:
         raise InputError("no paths given")
+    budget = ByteBudget(max_request_bytes) if max_request_bytes is not None else None
     docs: list[Document] = []
     for raw in paths:
         if "\x00" in str(raw):  # os calls raise a bare ValueError on it
@@ -185,11 +208,10 @@ def load_paths(paths: Sequence[str | Path], *, check: Callable[[Path], object] |
         path = Path(raw).expanduser()
         if not path.exists():
             raise InputError(f"path not found: {path}")
+        root = path if path.is_dir() else path.parent
         files = _files_under(path) if path.is_dir() else [path]
         for file in files:
-            if check is not None:
-                check(file)
-            docs.extend(load_file(file))
+            docs.extend(load_file(file, root=root, check=check, limits=limits, budget=budget))
     return dedupe_documents(docs)
 
 

@@ -23,8 +23,10 @@ from pydantic import BaseModel, ValidationError
 from cuerag.answering import AnswerResult, generate_answer, llm_query_entities
 from cuerag.baselines import BM25Retriever, KeywordIndex, as_result, rrf
 from cuerag.config import QIterParams, Settings
+from cuerag.document_text import DocumentText, read_document
 from cuerag.documents import Document, check_documents, dedupe_documents, load_paths
 from cuerag.errors import CorpusNotFoundError, CueRagError, InvalidNameError, ParameterError, StoreError
+from cuerag.formats.reading import limits_of
 from cuerag.graph import KINDS, Graph, collection_name, corpus_of_collection, load_graph, updated_graph
 from cuerag.index import Indexer, IndexReport, Progress
 from cuerag.llm import LLM, LLMUsage, make_llm, require_llm
@@ -234,7 +236,24 @@ class CueRag:
     def index_paths(self, corpus: str, paths: Sequence[str | Path], *, progress: Progress | None = None) -> IndexReport:
         """Read and validate every file first, then index; a bad file stops the run before any write."""
         validate_corpus_name(corpus)
-        return self.index_documents(corpus, load_paths(paths), progress=progress)
+        docs = load_paths(paths, limits=limits_of(self.settings), max_request_bytes=self.settings.max_request_bytes)
+        return self.index_documents(corpus, docs, progress=progress)
+
+    def read_document(
+        self,
+        corpus: str,
+        doc_id: str | None = None,
+        *,
+        chunk_id: str | None = None,
+        start: int = 0,
+        max_chars: int = 20_000,
+        context: int = 1_000,
+    ) -> DocumentText:
+        """A document's extracted text (from `start`, at most `max_chars`), or the window of
+        `context` characters around one of its chunks: for quoting more than a hit."""
+        return read_document(
+            self.graph(corpus), doc_id=doc_id, chunk_id=chunk_id, start=start, max_chars=max_chars, context=context
+        )
 
     def delete_documents(self, corpus: str, doc_ids: Sequence[str]) -> DeleteReport:
         """Delete documents: their chunks go, then the units and entities no other chunk reaches.

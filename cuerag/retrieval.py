@@ -15,6 +15,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel
 
+from cuerag.citations import Citation, citation_of
 from cuerag.config import QIterParams
 from cuerag.errors import ParameterError
 from cuerag.graph import CHUNKS, ENTITIES, UNITS, Graph, collection_name
@@ -118,6 +119,7 @@ class ChunkHit(BaseModel):
     unit_ids: list[str] = []  # collected units this chunk holds (why it came back)
     linked_from: str | None = None  # the chunk whose text names this one's title, when that link set the score
     named_in_query: bool = False  # the query names this chunk's title
+    citation: Citation | None = None  # source, pages, section, span and hyperlinks of the chunk
 
 
 Method = Literal["qiter", "dense", "bm25", "hybrid", "ketrag"]
@@ -153,6 +155,7 @@ def chunk_hit(
         unit_ids=[graph.unit_ids[u] for u in units],
         linked_from=None if linked_from is None else graph.chunk_ids[linked_from],
         named_in_query=named_in_query,
+        citation=citation_of(graph, c),
     )
 
 
