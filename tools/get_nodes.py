@@ -8,15 +8,22 @@ from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
 from cuerag import ParameterError
+from cuerag.citations import Citation, citation_of
 from cuerag.retrieval import ChunkNode, UnitNode
 from tools.common import READ_ONLY, AppState, Corpus, run_engine, state_of, tool
 
 Ids = Annotated[list[str], Field(min_length=1, max_length=200, description="Node ids from earlier results.")]
 
 
+class CitedChunk(ChunkNode):
+    """A chunk with where it came from and where its hyperlinks lead."""
+
+    citation: Citation
+
+
 class ChunksResult(BaseModel):
     corpus: str
-    chunks: list[ChunkNode]
+    chunks: list[CitedChunk]
 
 
 class UnitsResult(BaseModel):
@@ -34,13 +41,19 @@ def _positions(index: dict[str, int], ids: list[str], kind: str) -> list[int]:
 
 @tool("get_chunks", READ_ONLY)
 async def get_chunks(corpus: Corpus, ids: Ids, ctx: Context[AppState]) -> ChunksResult:
-    """Full text of chunks by id, with their title, document id and units in reading order."""
+    """Full text of chunks by id, with their title, document id, units in reading order and
+    citation (source file, pages, section heading path, character span, hyperlinks with the corpus
+    documents they lead to). For more of the document around a chunk, use read_document."""
     engine = state_of(ctx).engine
 
     def run() -> ChunksResult:
         r = engine.retriever(corpus)
         return ChunksResult(
-            corpus=corpus, chunks=[r.chunk_node(c) for c in _positions(r.graph.chunk_pos, ids, "chunk")]
+            corpus=corpus,
+            chunks=[
+                CitedChunk(**r.chunk_node(c).model_dump(), citation=citation_of(r.graph, c))
+                for c in _positions(r.graph.chunk_pos, ids, "chunk")
+            ],
         )
 
     return await run_engine(run)

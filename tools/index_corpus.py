@@ -12,6 +12,7 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from cuerag import Document, IndexReport, InputError, load_paths, make_document
+from cuerag.formats.reading import limits_of
 from tools.common import AppState, Corpus, run_engine, state_of, tool
 
 # Indexing stages in the order the engine runs them; progress is reported over all of them.
@@ -52,7 +53,8 @@ async def index_corpus(
     documents: Annotated[list[DocumentInput], Field(max_length=10_000, description="Inline documents.")] = [],  # noqa: B006
 ) -> IndexReport:
     """Index documents into a corpus (created if new; added to if it exists). Give server-side
-    `paths` (.txt, .md, .json, .jsonl files or folders, under the allowed roots) and/or inline
+    `paths` (.md, .txt, .rst, .html, .pdf, .docx, .json, .jsonl files or folders, under the allowed
+    roots; a file's id is its path relative to the folder given) and/or inline
     `documents`. Unchanged documents are skipped; a document id given again with new text replaces
     the old version. Reports counts added and kept, time per stage and the elapsed time."""
     state = state_of(ctx)
@@ -63,12 +65,16 @@ async def index_corpus(
     def run() -> IndexReport:
         docs: list[Document] = []
         if paths:
-            # Every file found under a folder is checked too: a symlink inside an allowed folder
-            # may point anywhere, and checking the folder alone would read what it points to.
+            # Every file is checked too, on the real path of the descriptor it is read from: a
+            # symlink inside an allowed folder may point anywhere, and a file checked by name could
+            # be swapped for one before it is read.
+            settings = state.engine.settings
             docs.extend(
                 load_paths(
                     [check_allowed(p, state.allowed_roots) for p in paths],
                     check=lambda f: check_allowed(str(f), state.allowed_roots),
+                    limits=limits_of(settings),
+                    max_request_bytes=settings.max_request_bytes,
                 )
             )
         docs.extend(make_document(d.title, d.text, d.id) for d in documents)

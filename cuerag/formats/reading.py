@@ -132,7 +132,7 @@ def decode_text(raw: bytes, where: object) -> str:
         block = bytes(view[start : start + _READ_BLOCK])
         nul = block.find(b"\x00")
         if nul >= 0:
-            problem = f"file looks binary (NUL byte at offset {start + nul}), not text: {where}"
+            problem = f"file looks binary (NUL bytes), not text: {where} (a NUL at byte {start + nul})"
             break
         try:
             parts.append(decoder.decode(block, final=start + _READ_BLOCK >= len(raw)))
