@@ -28,14 +28,21 @@ class TextBuilder:
     def pos(self) -> int:
         return self._len
 
-    def _write(self, s: str) -> None:
-        if not s:
-            return
+    def _flush_break(self) -> None:
+        """Write the pending break, dropping the space that ended the line before it."""
         if self._pending and self._len:
+            if self._parts[-1].endswith(" "):
+                self._parts[-1] = self._parts[-1][:-1]
+                self._len -= 1
             self._parts.append(self._pending)
             self._len += len(self._pending)
             self._last = "\n"
         self._pending = ""
+
+    def _write(self, s: str) -> None:
+        if not s:
+            return
+        self._flush_break()
         self._parts.append(s)
         self._len += len(s)
         self._last = s[-1]
@@ -65,11 +72,7 @@ class TextBuilder:
         if not title:
             return
         self.block()
-        if self._pending and self._len:
-            self._parts.append(self._pending)
-            self._len += len(self._pending)
-            self._last = "\n"
-            self._pending = ""
+        self._flush_break()
         while self._levels and self._levels[-1][0] >= level:
             self._levels.pop()
         self._levels.append((level, title))
@@ -96,7 +99,7 @@ class TextBuilder:
                 sections.append(sec.model_copy(update={"start": start, "end": end}))
         links = []
         for link in self._links:
-            start, end = trim(text, link.start, link.end)
+            start, end = trim(text, min(link.start, len(text)), min(link.end, len(text)))
             links.append(link.model_copy(update={"start": start, "end": end, "text": text[start:end]}))
         return text, sections, links
 
