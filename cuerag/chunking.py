@@ -2,9 +2,9 @@
 covers in the document's extracted text, the heading path of the section it starts in, its pages
 (PDF) and the hyperlinks it holds.
 
-Whole sections are packed into a chunk while they fit in the token budget; a section larger than
-the budget is cut into overlapping token windows of its own. A chunk never straddles a section
-boundary inside a window, so a heading path stays true of the text under it. A document without
+Each section is a chunk of its own (a short one that opens a subsection is joined to it); a
+section larger than the token budget is cut into overlapping token windows. A chunk never holds
+text of two sibling sections, so its heading path is true of all of it. A document without
 structure is one section, cut exactly as `TextTools.chunk` cuts it.
 """
 
@@ -16,6 +16,9 @@ from cuerag.documents import Document
 from cuerag.formats import Link, Section
 from cuerag.formats.builder import trim
 from cuerag.text import SECTION_SEP, TextChunk, TextTools
+
+# A section under 1/8 of the chunk budget that opens a subsection is joined to it.
+_SHORT_SHARE = 8
 
 
 @dataclass(frozen=True)
@@ -72,31 +75,34 @@ def chunk_document(tools: TextTools, doc: Document, *, max_tokens: int, overlap:
 def _spans(
     tools: TextTools, text: str, sections: list[Section], *, max_tokens: int, overlap: int
 ) -> list[tuple[int, int, list[str], int]]:
-    """(start, end, heading path, tokens) of each chunk: sections packed while they fit, a section
-    over the budget cut into windows."""
+    """(start, end, heading path, tokens) of each chunk: one per section, a section over the
+    budget cut into windows. A short section that leads into its own subsection (a chapter's
+    opening lines, the text before the first heading) joins that subsection's chunk, which
+    keeps the subsection's path: the parent's path is a prefix of it, so it is true of both."""
     out: list[tuple[int, int, list[str], int]] = []
-    group: list[Section] = []
-    group_tokens = 0
-
-    def flush() -> None:
-        nonlocal group, group_tokens
-        if group:
-            out.append((group[0].start, group[-1].end, list(group[0].path), group_tokens))
-        group, group_tokens = [], 0
-
-    for sec in sections:
+    short = max(16, max_tokens // _SHORT_SHARE)
+    carry: tuple[int, int] | None = None  # (start, tokens) of short sections waiting for a child
+    for n, sec in enumerate(sections):
         tokens = tools.count_tokens(text[sec.start : sec.end])
-        if tokens > max_tokens:
-            flush()
+        start, total = (carry[0], carry[1] + tokens) if carry else (sec.start, tokens)
+        nxt = sections[n + 1] if n + 1 < len(sections) else None
+        leads_in = nxt is not None and nxt.path[: len(sec.path)] == sec.path
+        if leads_in and total < short:
+            carry = (start, total)
+            continue
+        carry = None
+        if total > max_tokens:
+            if start < sec.start:  # the parent's opening lines go on their own
+                out.append((start, sec.start, list(sec.path), total - tokens))
             out.extend(_windows(tools, text, sec, max_tokens=max_tokens, overlap=overlap))
-        elif group and group_tokens + tokens > max_tokens:
-            flush()
-            group, group_tokens = [sec], tokens
         else:
-            group.append(sec)
-            group_tokens += tokens
-    flush()
-    return out
+            out.append((start, sec.end, list(sec.path), total))
+    return [(s, e, path, t) for s, e, path, t in (_trimmed(text, span) for span in out) if s < e]
+
+
+def _trimmed(text: str, span: tuple[int, int, list[str], int]) -> tuple[int, int, list[str], int]:
+    start, end = trim(text, span[0], span[1])
+    return start, end, span[2], span[3]
 
 
 def _windows(
