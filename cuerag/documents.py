@@ -159,16 +159,25 @@ def load_file(
     if suffix not in SUPPORTED_SUFFIXES:
         supported = ", ".join(sorted(SUPPORTED_SUFFIXES))
         raise InputError(f"{path}: unsupported file type {suffix or '(no suffix)'!r}; supported: {supported}")
+    if len(source) > 256 and suffix not in JSON_SUFFIXES:
+        raise InputError(f"{path}: its path relative to the indexed folder is longer than 256 characters")
     raw = read_file_once(path, limits=limits, check=check, budget=budget)
-    if suffix in JSON_SUFFIXES:
-        docs = [d.model_copy(update={"source": source}) for d in _load_json_file(path, raw)]
-    else:
-        found = extract(raw, suffix=suffix, name=str(path), source=source, limits=limits)
-        del raw
-        title = (found.title or "").strip() or Path(source).stem
-        if len(source) > 256:
-            raise InputError(f"{path}: its path relative to the indexed folder is longer than 256 characters")
-        docs = [Document(id=source, title=title, text=found.text, source=source, structure=found.structure)]
+    reason: str | None = None
+    docs: list[Document] = []
+    try:
+        if suffix in JSON_SUFFIXES:
+            docs = [d.model_copy(update={"source": source}) for d in _load_json_file(path, raw)]
+        else:
+            found = extract(raw, suffix=suffix, name=str(path), source=source, limits=limits)
+            title = (found.title or "").strip() or Path(source).stem
+            docs = [Document(id=source, title=title, text=found.text, source=source, structure=found.structure)]
+    except InputError as exc:
+        reason = str(exc)
+    # A refusal is raised afresh, outside the handler and with the bytes dropped: the first error's
+    # traceback holds every frame that had the file's bytes, and would keep them alive with it.
+    del raw
+    if reason is not None:
+        raise InputError(reason)
     if not docs:
         raise InputError(f"no documents found in {path}")
     return docs
