@@ -234,3 +234,25 @@ def test_supported_suffixes_and_unsupported_file(tmp_path: Path) -> None:
     (tmp_path / "photo.png").write_bytes(b"\x89PNG")
     with pytest.raises(InputError, match=r"unsupported file type '.png'"):
         load_paths([tmp_path / "photo.png"])
+
+
+# ---- chunking ------------------------------------------------------------------------------------
+
+
+def test_a_document_without_structure_is_chunked_as_before() -> None:
+    """JSON records and plain text have no sections: their chunks (and so their point ids) are the
+    token windows `TextTools.chunk` cuts, now with spans into the text."""
+    from cuerag.chunking import chunk_document
+    from cuerag.documents import make_document
+    from cuerag.text import TextTools
+
+    tools = TextTools()
+    text = " ".join(f"Sentence number {n} about the river Tees, which flows east." for n in range(60)) + "\n"
+    doc = make_document("Tees", text)
+    for max_tokens, overlap in ((1200, 100), (50, 10), (37, 0)):
+        new = chunk_document(tools, doc, max_tokens=max_tokens, overlap=overlap)
+        old = tools.chunk("Tees", text, max_tokens=max_tokens, overlap=overlap)
+        assert [(c.index, c.text, c.tokens) for c in new] == [(c.index, c.text, c.tokens) for c in old]
+        for c in new:
+            assert c.place is not None and text[c.place.start : c.place.end] == c.text
+            assert c.full_text == f"Tees\n{c.text}"  # no heading path: embedded as before
