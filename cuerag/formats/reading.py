@@ -95,7 +95,17 @@ def read_file_once(
         if not stat.S_ISREG(info.st_mode):
             raise InputError(f"not a regular file: {path}")
         if check is not None:
-            check(_fd_path(fd, path))
+            real = _fd_path(fd, path)
+            try:
+                check(real)
+            except InputError as exc:
+                if real == Path(os.path.abspath(path)):
+                    raise
+                reason = str(exc)
+            else:
+                reason = None
+            if reason is not None:  # name the file as it was found too: it may be a link to `real`
+                raise InputError(f"{path} opens {real}: {reason}")
         size = info.st_size
         if size == 0:
             raise InputError(f"file is empty: {path}")
