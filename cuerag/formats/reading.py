@@ -96,14 +96,13 @@ def read_file_once(
             raise InputError(f"not a regular file: {path}")
         if check is not None:
             real = _fd_path(fd, path)
+            reason: str | None = None
             try:
                 check(real)
             except InputError as exc:
                 if real == Path(os.path.abspath(path)):
                     raise
                 reason = str(exc)
-            else:
-                reason = None
             if reason is not None:  # name the file as it was found too: it may be a link to `real`
                 raise InputError(f"{path} opens {real}: {reason}")
         size = info.st_size
