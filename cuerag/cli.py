@@ -20,6 +20,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from cuerag.citations import Citation
 from cuerag.cli_options import OptionsAnywhere
 from cuerag.config import QIterParams, Settings, param_help
 from cuerag.engine import CueRag, make_params, validate_corpus_name
@@ -371,6 +372,8 @@ def print_result(result: ExplainedResult, *, show_trace: bool) -> None:
             f"[bold]{_shown(hit.title)}[/bold] ({_shown(hit.doc_id)})\n{_shown(text)}\n"
             f"[italic]why: {_shown(hit.why.text)}[/italic]"
         )
+        if hit.citation is not None:
+            label += f"\n[dim]{_shown(cite_line(hit.citation))}[/dim]"
         table.add_row(str(rank), f"{hit.score:.3f}", label)
     out.print(table)
     if show_trace and result.trace is not None:
@@ -386,6 +389,50 @@ def print_result(result: ExplainedResult, *, show_trace: bool) -> None:
                 )
                 out.print(f"  {p.score:.3f}  {steps}")
     out.print(f"[dim]{result.elapsed_ms:.0f} ms[/dim]")
+
+
+def cite_line(citation: Citation) -> str:
+    """A hit's citation on one line: file, pages, section, span, and the documents it links to."""
+    parts = [citation.source]
+    if citation.pages:
+        first, last = citation.pages[0], citation.pages[-1]
+        parts.append(f"p. {first}" if first == last else f"pp. {first}-{last}")
+    if citation.heading:
+        parts.append(f"§ {citation.heading}")
+    if citation.start is not None:
+        parts.append(f"chars {citation.start}-{citation.end}")
+    linked = list(dict.fromkeys(link.doc_id for link in citation.links if link.doc_id))
+    if linked:
+        parts.append("links to " + ", ".join(linked[:5]) + (" …" if len(linked) > 5 else ""))
+    return " · ".join(parts)
+
+
+@app.command()
+def read(
+    ctx: typer.Context,
+    corpus: Annotated[str, typer.Option("--corpus", "-c")],
+    doc_id: Annotated[str | None, typer.Argument(help="Document id (a hit's doc_id).")] = None,
+    chunk: Annotated[str | None, typer.Option("--chunk", help="Show the text around this chunk id.")] = None,
+    start: Annotated[int, typer.Option(help="Character offset to read from.")] = 0,
+    max_chars: Annotated[int, typer.Option("--max-chars", help="Most characters shown.")] = 20_000,
+    context: Annotated[int, typer.Option(help="Characters either side of --chunk.")] = 1_000,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Read a document as it was extracted, whole or around one of its chunks."""
+    try:
+        if doc_id is None and chunk is None:
+            raise CueRagError("give a document id, or --chunk with a chunk id")
+        doc = _engine(ctx).read_document(
+            corpus, doc_id, chunk_id=chunk, start=start, max_chars=max_chars, context=context
+        )
+    except CueRagError as exc:
+        raise _fail(exc) from exc
+    if as_json:
+        out.print_json(doc.model_dump_json())
+        return
+    pages = f", pages {doc.pages[0]}-{doc.pages[-1]}" if doc.pages else ""
+    out.print(f"{doc.title} ({doc.source}), characters {doc.start}-{doc.end} of {doc.total_chars}{pages}", markup=False)
+    out.print(doc.text, markup=False, highlight=False)
 
 
 @app.command()
@@ -482,7 +529,10 @@ def _os_message(exc: OSError) -> str:
 def eval_command(
     ctx: typer.Context,
     questions: Annotated[Path, typer.Option(help="Question file (HotpotQA, 2Wiki, MuSiQue or simple form).")],
-    corpus_file: Annotated[Path, typer.Option("--corpus", help="Corpus file ([{title,text}] or {title: sentences}).")],
+    corpus_file: Annotated[
+        Path,
+        typer.Option("--corpus", help="Corpus file ([{title,text}] or {title: sentences}) or a folder of documents."),
+    ],
     methods: Annotated[
         str,
         typer.Option(

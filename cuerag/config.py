@@ -130,6 +130,16 @@ class Settings(BaseSettings):
     )
     llm_cache: bool = Field(default=True, description="Keep LLM answers in <data_dir>/llm_cache.sqlite3.")
 
+    # Limits on what one file and one request may make the reader hold (cuerag.formats).
+    max_file_bytes: int = Field(default=100 * 2**20, ge=1, description="Largest file read, in bytes.")
+    max_pdf_pages: int = Field(default=2000, ge=1, description="Most pages read from one PDF.")
+    max_expansion_ratio: float = Field(
+        default=100.0, gt=1.0, description="Most an archive (DOCX) may expand over its size before it is refused."
+    )
+    max_request_bytes: int = Field(
+        default=1024 * 2**20, ge=1, description="Most bytes one index request reads across all its files."
+    )
+
     @model_validator(mode="after")
     def _overlap_below_size(self) -> Settings:
         if self.chunk_overlap >= self.chunk_tokens:

@@ -1,11 +1,13 @@
-"""Documents in: plain text, Markdown, JSON and JSONL corpora, validated before anything is written.
+"""Documents in: files of every supported format (read by `cuerag.formats`), and JSON and JSONL
+corpora, validated before anything is written.
 
 Supported JSON forms (the common benchmark layouts):
 - a list of records `[{"title", "text", "id"?}]` (also `paragraph_text` / `contents` for the text);
 - a dict `{title: [sentence, ...]}` (HotpotQA's corpus form; text = "".join(sentences)) or `{title: text}`;
 - JSONL, one record per line.
-A document keeps the id it is given, or gets one from the hash of its title and text, so that
-re-indexing the same text is recognised as the same document.
+A record keeps the id it is given, or gets one from the hash of its title and text, so that
+re-indexing the same text is recognised as the same document. A document read from a text-like
+file (Markdown, HTML, PDF, ...) is identified by its path relative to the indexed root.
 """
 
 from __future__ import annotations
@@ -19,12 +21,21 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from cuerag.errors import InputError
+from cuerag.formats import (
+    DOCUMENT_SUFFIXES,
+    JSON_SUFFIXES,
+    SUPPORTED_SUFFIXES,
+    ByteBudget,
+    Check,
+    DocumentStructure,
+    ReadLimits,
+    extract,
+    read_file_once,
+)
+from cuerag.formats.reading import decode_text
 
-TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".rst", ".text"}
-JSON_SUFFIXES = {".json", ".jsonl", ".ndjson"}
+TEXT_SUFFIXES = DOCUMENT_SUFFIXES  # the name earlier code imports
 _TEXT_KEYS = ("text", "paragraph_text", "contents", "content", "body")
-# A file larger than this is refused rather than read into memory whole.
-MAX_FILE_BYTES = 512 * 1024 * 1024
 
 
 class Document(BaseModel):
@@ -39,6 +50,7 @@ class Document(BaseModel):
     source: str | None = None
     root: str | None = None
     file_hash: str | None = None
+    structure: DocumentStructure | None = None  # sections, pages, links of a file read by cuerag.formats
 
 
 def content_id(title: str, text: str) -> str:
@@ -57,24 +69,6 @@ def make_document(title: str, text: str, doc_id: str | None = None) -> Document:
         # different documents share an id, and the later one would silently replace the other.
         raise InputError(f"document title {title!r} holds a NUL character; remove it or give the document an id")
     return Document(id=doc_id or content_id(title, text), title=title, text=text)
-
-
-def _read_text(path: Path) -> str:
-    size = path.stat().st_size
-    if size == 0:
-        raise InputError(f"file is empty: {path}")
-    if size > MAX_FILE_BYTES:
-        raise InputError(f"file is larger than {MAX_FILE_BYTES // 2**20} MiB: {path}; split it first")
-    raw = path.read_bytes()
-    if b"\x00" in raw[:8192]:
-        raise InputError(f"file looks binary (NUL bytes), not text: {path}")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"file is not valid UTF-8 (byte {exc.start}): {path}; convert it to UTF-8 first") from exc
-    if not text.strip():
-        raise InputError(f"file holds only whitespace: {path}")
-    return text
 
 
 def _record_to_document(record: Any, where: str) -> Document:
@@ -114,8 +108,8 @@ def documents_from_json(data: Any, where: str) -> list[Document]:
     raise InputError(f"{where}: expected a list of records or a {{title: sentences}} object")
 
 
-def _load_json_file(path: Path) -> list[Document]:
-    text = _read_text(path)
+def _load_json_file(path: Path, raw: bytes) -> list[Document]:
+    text = decode_text(raw, path)
     if path.suffix.lower() in {".jsonl", ".ndjson"}:
         docs = []
         # Split on "\n" only: str.splitlines() also breaks on U+2028 and friends, which JSON
@@ -140,26 +134,55 @@ def _load_json_file(path: Path) -> list[Document]:
     return documents_from_json(data, str(path))
 
 
-def _title_of_text_file(path: Path, text: str) -> str:
-    """A Markdown file's first heading, else the file name without its suffix."""
-    if path.suffix.lower() in {".md", ".markdown"}:
-        for line in text.splitlines():
-            if line.startswith("#"):
-                heading = line.lstrip("#").strip()
-                if heading:
-                    return heading
+def _relative(path: Path, root: Path) -> str:
+    """The file's path relative to the root, with POSIX separators: its id and its citation."""
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        rel = Path(path.name)
     # A file name that is not valid UTF-8 reaches Python with its bad bytes as lone surrogates,
     # which no encoder accepts: show them as U+FFFD instead.
-    return path.stem.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return rel.as_posix().encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def load_file(path: Path) -> list[Document]:
-    """Documents from one file; raises InputError with the reason when it cannot be read."""
-    if path.suffix.lower() in JSON_SUFFIXES:
-        docs = _load_json_file(path)
-    else:
-        text = _read_text(path)
-        docs = [make_document(_title_of_text_file(path, text), text)]
+def load_file(
+    path: Path,
+    *,
+    root: Path | None = None,
+    check: Check | None = None,
+    limits: ReadLimits | None = None,
+    budget: ByteBudget | None = None,
+) -> list[Document]:
+    """Documents from one file; raises InputError with a one-line reason when it cannot be read.
+    The file is opened once: `check` sees the real path of the open file before a byte is read,
+    and nothing is read through the name again. `root` (default: the file's folder) is what the
+    document's id and source are relative to."""
+    limits = limits or ReadLimits()
+    root = root if root is not None else path.parent
+    source = _relative(path, root)
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        supported = ", ".join(sorted(SUPPORTED_SUFFIXES))
+        raise InputError(f"{path}: unsupported file type {suffix or '(no suffix)'!r}; supported: {supported}")
+    if len(source) > 256 and suffix not in JSON_SUFFIXES:
+        raise InputError(f"{path}: its path relative to the indexed folder is longer than 256 characters")
+    raw = read_file_once(path, limits=limits, check=check, budget=budget)
+    reason: str | None = None
+    docs: list[Document] = []
+    try:
+        if suffix in JSON_SUFFIXES:
+            docs = [d.model_copy(update={"source": source}) for d in _load_json_file(path, raw)]
+        else:
+            found = extract(raw, suffix=suffix, name=str(path), source=source, limits=limits)
+            title = (found.title or "").strip() or Path(source).stem
+            docs = [Document(id=source, title=title, text=found.text, source=source, structure=found.structure)]
+    except InputError as exc:
+        reason = str(exc)
+    # A refusal is raised afresh, outside the handler and with the bytes dropped: the first error's
+    # traceback holds every frame that had the file's bytes, and would keep them alive with it.
+    del raw
+    if reason is not None:
+        raise InputError(reason)
     if not docs:
         raise InputError(f"no documents found in {path}")
     return docs

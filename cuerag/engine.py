@@ -26,6 +26,7 @@ from cuerag.baselines import BM25Retriever, KeywordIndex, as_result, rrf
 from cuerag.config import QIterParams, Settings
 from cuerag.derived import SnapshotIndexes
 from cuerag.diskspace import MB, FreeBytes, SpaceGuard, disk_free
+from cuerag.document_text import DocumentText, read_document
 from cuerag.documents import Document, check_documents, dedupe_documents
 from cuerag.errors import (
     Cancelled,
@@ -39,6 +40,7 @@ from cuerag.errors import (
     StoreError,
 )
 from cuerag.folders import FileCheck, WalkRules, walk_paths
+from cuerag.formats.reading import ByteBudget, limits_of
 from cuerag.graph import (
     KINDS,
     Graph,
@@ -403,7 +405,16 @@ class CueRag:
             loading = time.perf_counter()
             graph = self.graph(corpus) if exists else None  # read from the store on a process's first use
             load_seconds = time.perf_counter() - loading
-            plan = plan_sync(walk, graph, sync=sync, strict=strict, shape=index_shape(self.settings))
+            plan = plan_sync(
+                walk,
+                graph,
+                sync=sync,
+                strict=strict,
+                shape=index_shape(self.settings),
+                check=check,
+                limits=limits_of(self.settings),
+                budget=ByteBudget(self.settings.max_request_bytes),
+            )
             read_seconds = time.perf_counter() - started - load_seconds  # walk, hash, parse
             inline = check_documents(documents) if documents else []
             docs = dedupe_documents([*plan.documents, *inline])
@@ -438,6 +449,22 @@ class CueRag:
             len(plan.failed),
         )
         return report
+
+    def read_document(
+        self,
+        corpus: str,
+        doc_id: str | None = None,
+        *,
+        chunk_id: str | None = None,
+        start: int = 0,
+        max_chars: int = 20_000,
+        context: int = 1_000,
+    ) -> DocumentText:
+        """A document's extracted text (from `start`, at most `max_chars`), or the window of
+        `context` characters around one of its chunks: for quoting more than a hit."""
+        return read_document(
+            self.graph(corpus), doc_id=doc_id, chunk_id=chunk_id, start=start, max_chars=max_chars, context=context
+        )
 
     def delete_documents(self, corpus: str, doc_ids: Sequence[str]) -> DeleteReport:
         """Delete documents: their chunks go, then the units and entities no other chunk reaches.

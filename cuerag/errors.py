@@ -12,6 +12,11 @@ class InputError(CueRagError):
     """A document, file or path that cannot be indexed (missing, empty, binary, malformed)."""
 
 
+class RequestTooLarge(InputError):
+    """One request would read more bytes, across its files, than `max_request_bytes` allows: the
+    whole request is refused (not one file skipped), since the rest would be over the cap too."""
+
+
 class CorpusNotFoundError(CueRagError):
     """The named corpus does not exist."""
 

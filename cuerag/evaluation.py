@@ -266,9 +266,16 @@ def score_method(
 
 
 def corpus_name_for(path: Path) -> str:
-    """Eval corpora are named after their file's content, so a changed file is a new corpus."""
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
-    return f"eval-{digest}"
+    """Eval corpora are named after their file's content (a folder's: its files' paths and
+    contents), so a changed file is a new corpus."""
+    digest = hashlib.sha256()
+    if path.is_dir():
+        for file in sorted(p for p in path.rglob("*") if p.is_file()):
+            digest.update(file.relative_to(path).as_posix().encode("utf-8", "surrogateescape") + b"\x00")
+            digest.update(hashlib.sha256(file.read_bytes()).digest())
+    else:
+        digest.update(path.read_bytes())
+    return f"eval-{digest.hexdigest()[:12]}"
 
 
 class EvalRun(BaseModel):

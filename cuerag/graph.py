@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from cuerag.hyperlinks import resolve_links
 from cuerag.links import TitleIndex
 from cuerag.store.base import StoredPoint, VectorStore
-from cuerag.text import titled
+from cuerag.text import SECTION_SEP, titled
 
 CHUNKS, UNITS, ENTITIES = "chunks", "units", "entities"
 KINDS = (CHUNKS, UNITS, ENTITIES)
@@ -72,6 +74,9 @@ class Graph:
     # Stored chunks of a document version that lost to a newer one (a crash between storing a
     # replaced document's new chunks and deleting its old ones): never served, deleted when found.
     orphan_chunk_ids: list[str] = field(default_factory=list)
+    # Per chunk: its hyperlinks that lead to a corpus document (link position -> document id).
+    chunk_links: list[dict[int, str]] = field(default_factory=list)
+    chunk_sections: list[str] = field(default_factory=list)  # per chunk: its heading path, joined
     # The live points the snapshot was built from, so the next one can be built from them plus
     # a run's changes instead of from a scroll of the whole store.
     points: GraphPoints | None = field(default=None, compare=False, repr=False)
@@ -97,10 +102,16 @@ class Graph:
             "entities": len(self.entity_ids),
             "chunk_unit_edges": edges_cu,
             "unit_entity_edges": edges_ue,
+            "link_edges": sum(len(set(links.values())) for links in self.chunk_links),
         }
 
     def chunk_full_text(self, c: int) -> str:
-        return titled(self.chunk_titles[c], self.chunk_texts[c])
+        section = self.chunk_sections[c] if c < len(self.chunk_sections) else ""
+        return titled(self.chunk_titles[c], self.chunk_texts[c], section)
+
+    def chunk_payload(self, c: int) -> dict[str, Any]:
+        """The stored payload of the chunk at position `c` (citation fields, links)."""
+        return self.points.chunks[self.chunk_ids[c]].payload if self.points is not None else {}
 
     def doc_chunks(self) -> dict[str, list[int]]:
         out: dict[str, list[int]] = {}
@@ -195,6 +206,12 @@ def build_graph(
         orphan_unit_ids=sorted(unit_by_id.keys() - unit_pos.keys()),
         orphan_entity_ids=sorted(entity_by_id.keys() - entity_pos.keys()),
         orphan_chunk_ids=sorted(stale_chunks),
+        chunk_links=resolve_links(
+            [p.payload for p in chunk_list],
+            [p.payload["doc_id"] for p in chunk_list],
+            [p.payload.get("title", "") for p in chunk_list],
+        ),
+        chunk_sections=[SECTION_SEP.join(p.payload.get("section", [])) for p in chunk_list],
         points=GraphPoints(
             chunks={p.id: p for p in chunk_list},
             units={u: unit_by_id[u] for u in unit_ids},

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from pydantic import BaseModel
 
+from cuerag.chunking import chunk_document
+from cuerag.citations import citation_payload
 from cuerag.config import Settings
 from cuerag.diskspace import SpaceGuard, estimated_bytes
 from cuerag.documents import Document
@@ -99,6 +101,7 @@ class _Pieces:
     new: list[tuple[TextChunk, str]] = field(default_factory=list)
     doc_of: dict[str, str] = field(default_factory=dict)  # new chunk id -> document id
     provenance: dict[str, dict[str, str]] = field(default_factory=dict)  # document id -> where it came from
+    source_of: dict[str, str | None] = field(default_factory=dict)  # new chunk id -> document source
 
 
 @dataclass
@@ -201,7 +204,7 @@ class Indexer:
     ) -> None:
         """The new chunks' points and the units they hold (the LLM's, or their sentences)."""
         for piece, cid in pending.new:
-            unit_texts = llm_units.get(cid) or self._text.sentences(piece.text)
+            unit_texts = llm_units.get(cid) or self._text.sentences(piece.unit_text)
             unit_ids = []
             for sentence in unit_texts:
                 uid = unit_point_id(sentence)
@@ -220,6 +223,7 @@ class Indexer:
                 "extraction": "llm" if cid in llm_units else "sentences",
                 **pending.provenance.get(pending.doc_of[cid], {}),
                 **self._version_payload(plan, pending.doc_of[cid]),
+                **citation_payload(piece.place, pending.source_of.get(cid)),
             }
             if self._settings.title_entities and normalize_entity(piece.title):
                 eid = entity_point_id(piece.title)
@@ -248,11 +252,8 @@ class Indexer:
         existing_by_doc = graph.doc_chunks()
         variant = chunk_variant(self._settings)
         for n, doc in enumerate(docs, start=1):
-            pieces = self._text.chunk(
-                doc.title,
-                doc.text,
-                max_tokens=self._settings.chunk_tokens,
-                overlap=self._settings.chunk_overlap,
+            pieces = chunk_document(
+                self._text, doc, max_tokens=self._settings.chunk_tokens, overlap=self._settings.chunk_overlap
             )
             ids = [chunk_point_id(doc.id, p.index, p.text, variant) for p in pieces]
             pending.run_pieces.extend(zip(pieces, ids, strict=True))
@@ -277,6 +278,7 @@ class Indexer:
                     report.chunks_kept += 1
                     continue
                 pending.doc_of[cid] = doc.id
+                pending.source_of[cid] = doc.source
                 pending.new.append((piece, cid))
             progress("split", n, len(docs))
         return pending

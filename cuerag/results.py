@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from cuerag.citations import Citation, citation_of
 from cuerag.graph import Graph
 
 
@@ -43,6 +44,7 @@ class ChunkNode(BaseModel):
     title: str
     text: str
     unit_ids: list[str]
+    citation: Citation | None = None  # source, pages, section, span and hyperlinks of the chunk
 
 
 class EntityRef(BaseModel):
@@ -104,6 +106,7 @@ class ChunkHit(BaseModel):
     unit_ids: list[str] = []  # collected units this chunk holds (why it came back)
     linked_from: str | None = None  # the chunk whose text names this one's title, when that link set the score
     named_in_query: bool = False  # the query names this chunk's title
+    citation: Citation | None = None  # source, pages, section, span and hyperlinks of the chunk
 
 
 Method = Literal["qiter", "dense", "bm25", "hybrid", "ketrag"]
@@ -139,4 +142,5 @@ def chunk_hit(
         unit_ids=[graph.unit_ids[u] for u in units],
         linked_from=None if linked_from is None else graph.chunk_ids[linked_from],
         named_in_query=named_in_query,
+        citation=citation_of(graph, c),
     )

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from cuerag.citations import citation_of
 from cuerag.config import QIterParams
 from cuerag.derived import SnapshotIndexes
 from cuerag.errors import ParameterError
@@ -269,6 +270,7 @@ class Retriever:
             title=g.chunk_titles[chunk],
             text=g.chunk_texts[chunk],
             unit_ids=[g.unit_ids[u] for u in g.chunk_units[chunk]],
+            citation=citation_of(g, chunk),
         )
 
     def entity_ref(self, entity: int) -> EntityRef:

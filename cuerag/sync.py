@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cuerag.documents import JSON_SUFFIXES, Document, check_documents, dedupe_documents, load_file
-from cuerag.errors import InputError
+from cuerag.errors import InputError, RequestTooLarge
 from cuerag.folders import SUPPORTED_SUFFIXES, FileCheck, FileOutcome, FoundFile, Walk, WalkRules, shown, walk_paths
+from cuerag.formats.reading import ByteBudget, ReadLimits
 from cuerag.graph import Graph
 
 log = logging.getLogger(__name__)
@@ -88,10 +89,18 @@ def stored_files(graph: Graph | None) -> dict[str, StoredFile]:
     return out
 
 
-def read_file(file: FoundFile, digest: str) -> list[Document]:
+def read_file(
+    file: FoundFile,
+    digest: str,
+    *,
+    check: FileCheck | None = None,
+    limits: ReadLimits | None = None,
+    budget: ByteBudget | None = None,
+) -> list[Document]:
     """The documents of one file, carrying where they came from. A text-like file is one
-    document whose id is its source path; records of a JSON file keep their own ids."""
-    docs = check_documents(load_file(file.path))
+    document whose id is its source path; records of a JSON file keep their own ids. The file is
+    opened once and `check` sees the real path of that descriptor (cuerag.formats.reading)."""
+    docs = check_documents(load_file(file.path, root=file.root, check=check, limits=limits, budget=budget))
     by_path = file.path.suffix.lower() not in JSON_SUFFIXES
     return [
         d.model_copy(
@@ -106,10 +115,20 @@ def read_file(file: FoundFile, digest: str) -> list[Document]:
     ]
 
 
-def plan_sync(walk: Walk, graph: Graph | None, *, sync: bool, strict: bool, shape: str = "") -> SyncPlan:
+def plan_sync(
+    walk: Walk,
+    graph: Graph | None,
+    *,
+    sync: bool,
+    strict: bool,
+    shape: str = "",
+    check: FileCheck | None = None,
+    limits: ReadLimits | None = None,
+    budget: ByteBudget | None = None,
+) -> SyncPlan:
     """Read what changed and decide what goes (`shape`: see `file_hash`). With `strict`, the
     first bad file raises InputError (nothing has been written yet); otherwise it is listed in
-    `failed` and the rest go on."""
+    `failed` and the rest go on. A request over its byte `budget` is refused whole."""
     plan = SyncPlan()
     stored = stored_files(graph)
     keep: set[str] = set()
@@ -130,7 +149,9 @@ def plan_sync(walk: Walk, graph: Graph | None, *, sync: bool, strict: bool, shap
                 plan.unchanged_chunks += before.chunks
                 keep |= before.doc_ids
                 continue
-            docs = read_file(file, digest)
+            docs = read_file(file, digest, check=check, limits=limits, budget=budget)
+        except RequestTooLarge:
+            raise
         except (InputError, OSError) as exc:
             _fail(plan, FileOutcome(path=shown_path, reason=_reason(exc, file)), strict=strict)
             if before is not None:
@@ -171,7 +192,12 @@ def _fail(plan: SyncPlan, failure: FileOutcome, *, strict: bool) -> None:
 
 
 def load_paths(
-    paths: Sequence[str | Path], *, check: FileCheck | None = None, rules: WalkRules | None = None
+    paths: Sequence[str | Path],
+    *,
+    check: FileCheck | None = None,
+    rules: WalkRules | None = None,
+    limits: ReadLimits | None = None,
+    max_request_bytes: int | None = None,
 ) -> list[Document]:
     """Every document under the given files and folders, all read and validated before any is
     returned: the first bad file raises InputError. For reading a corpus file whole (evaluation,
@@ -179,7 +205,9 @@ def load_paths(
     walk = walk_paths(paths, rules=rules, check=check)
     if not walk.files and not walk.failed:
         raise no_files_error(paths)
-    return dedupe_documents(plan_sync(walk, None, sync=False, strict=True).documents)
+    budget = ByteBudget(max_request_bytes) if max_request_bytes is not None else None
+    plan = plan_sync(walk, None, sync=False, strict=True, check=check, limits=limits, budget=budget)
+    return dedupe_documents(plan.documents)
 
 
 def no_files_error(paths: Sequence[str | Path]) -> InputError:

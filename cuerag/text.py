@@ -13,7 +13,11 @@ import tiktoken
 if TYPE_CHECKING:
     from nltk.tokenize.punkt import PunktSentenceTokenizer
 
+if TYPE_CHECKING:
+    from cuerag.chunking import ChunkPlace
+
 _WS = re.compile(r"\s+")
+SECTION_SEP = " › "  # between the headings of a section path: "Billing › Refunds"
 _BLOCK_START = re.compile(r"\s*(?:#{1,6}|[>*+-]|\d+[.)])\s")
 
 
@@ -25,9 +29,11 @@ def _cl100k() -> tiktoken.Encoding:
         return tiktoken.get_encoding("cl100k_base")
 
 
-def titled(title: str, text: str) -> str:
-    """A chunk's text with its title on the first line: the one form chunks are embedded in."""
-    return f"{title}\n{text}" if title else text
+def titled(title: str, text: str, section: str = "") -> str:
+    """A chunk's text with its title on the first line and its section's heading path on the next
+    (when it has one): the one form chunks are embedded in."""
+    head = "\n".join(h for h in (title, section) if h)
+    return f"{head}\n{text}" if head else text
 
 
 @dataclass(frozen=True)
@@ -38,11 +44,17 @@ class TextChunk:
     title: str
     text: str
     tokens: int
+    place: ChunkPlace | None = None  # where in its document (a chunk of a file read with structure)
 
     @property
     def full_text(self) -> str:
-        """Title and text together: what is embedded and shown."""
-        return titled(self.title, self.text)
+        """Title, heading path and text together: what is embedded and shown."""
+        return titled(self.title, self.text, self.place.heading if self.place is not None else "")
+
+    @property
+    def unit_text(self) -> str:
+        """The text knowledge units are split from: the chunk's text less its heading lines."""
+        return self.place.unit_text if self.place is not None else self.text
 
 
 def _blocks(text: str) -> list[str]:

@@ -102,7 +102,8 @@ def test_md_title_from_first_heading(tmp_path: Path) -> None:
     text = "Some preamble line.\n\n## Salzburg Facts\n\nSalzburg lies on the Salzach.\n\n# Later heading\n"
     (doc,) = load_paths([write(tmp_path / "notes.md", text)])
     assert doc.title == "Salzburg Facts"
-    assert doc.text == text
+    # The text as a reader sees it: heading marks gone, headings on lines of their own.
+    assert doc.text == "Some preamble line.\n\nSalzburg Facts\n\nSalzburg lies on the Salzach.\n\nLater heading"
 
 
 def test_md_without_heading_uses_file_name(tmp_path: Path) -> None:

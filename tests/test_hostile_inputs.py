@@ -29,6 +29,7 @@ from typer.testing import CliRunner, Result
 
 import cuerag.cli
 from cuerag import CueRag, Settings, make_document
+from cuerag.errors import InputError
 from cuerag.models import Models
 from cuerag.text import TextTools
 from server.app import build_server
@@ -325,7 +326,8 @@ async def test_mcp_paths_outside_the_allowed_roots(mcp: Mcp) -> None:
     await refused(
         mcp.client,
         "index_corpus",
-        [f"path {str(leaky.resolve() / 'link.txt')!r} is outside the allowed roots"],
+        # The check is made on the file the link opens (a name checked, then read, could be swapped).
+        [f"{leaky.resolve() / 'link.txt'} opens {secret.resolve()}", "is outside the allowed roots"],
         corpus="escape",
         paths=[str(leaky)],
     )
@@ -959,3 +961,102 @@ def test_cli_on_a_disk_that_fills_up(tmp_path: Path) -> None:
             [sys.executable, "-m", "cuerag.cli", "corpora", "--json"], env=env, capture_output=True, text=True
         )
         assert listed.returncode == 0 and json.loads(listed.stdout) == [], listed.stderr[-2000:]
+
+
+# ---- reading files: races and memory (issue 14, items 2 and 8) ----------------------------------
+
+
+def test_file_swapped_for_a_symlink_after_its_check_is_never_read(tmp_path: Path) -> None:
+    """The check sees a file inside the allowed root; before the read, the file is replaced by a
+    symlink to a secret outside it (the attacker's rename). The read must come from what was
+    checked: the descriptor opened before the check, not the name opened again."""
+    from cuerag.documents import load_paths
+    from tools.index_corpus import check_allowed
+
+    root, outside = tmp_path / "allowed", tmp_path / "outside"
+    secret = write(outside / "secret.txt", SECRET)
+    note = write(root / "note.txt", "Bergen has a fish market.")
+    note_real = note.resolve()
+    checked: list[Path] = []
+
+    def check_then_swap(path: Path) -> None:
+        checked.append(check_allowed(str(path), [root]))
+        if path.name == "note.txt":
+            swap = root / "swap.tmp"
+            swap.symlink_to(secret)
+            os.replace(swap, note)  # atomic: `note.txt` is now the symlink
+
+    docs = load_paths([root], check=check_then_swap)
+    assert [d.text for d in docs] == ["Bergen has a fish market."]
+    assert checked == [note_real]
+    # The swapped name is checked where it now leads, and refused, on the next read.
+    with pytest.raises(InputError, match="outside the allowed roots"):
+        load_paths([root], check=lambda p: check_allowed(str(p), [root]))
+
+
+def _big_objects_held(exc: BaseException, limit: int = 2**20) -> list[tuple[str, int]]:
+    """Objects over `limit` bytes or characters that an exception keeps alive: its arguments and
+    attributes, the bytes of a decode error, and the locals of every frame in its traceback,
+    through its causes and contexts."""
+    found: list[tuple[str, int]] = []
+    seen: set[int] = set()
+    stack: list[BaseException] = [exc]
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        stack.extend(x for x in (e.__cause__, e.__context__) if x is not None)
+        values: list[tuple[str, object]] = [("arg", a) for a in e.args] + list(vars(e).items())
+        if isinstance(e, UnicodeDecodeError):
+            values.append(("object", e.object))
+        tb = e.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename != __file__:  # the test's own frame holds the data it wrote
+                values += [(f"{tb.tb_frame.f_code.co_name}:{k}", v) for k, v in tb.tb_frame.f_locals.items()]
+            tb = tb.tb_next
+        for name, value in values:
+            items = value if isinstance(value, list) else [value]
+            for item in items:
+                if isinstance(item, bytes | bytearray | memoryview | str) and len(item) > limit:
+                    found.append((name, len(item)))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [
+        ("latin1.txt", b"a" * (8 * 2**20) + b"caf\xe9", "not valid UTF-8"),
+        ("nul.md", b"a" * (8 * 2**20) + b"\x00", r"binary \(NUL bytes\)"),
+        ("broken.json", b"[" + b"1," * (4 * 2**20), "not valid JSON"),
+    ],
+)
+def test_a_refused_file_keeps_none_of_its_bytes(tmp_path: Path, name: str, data: bytes, message: str) -> None:
+    """The error that refuses a big file must not hold the file: not in a decode error, not in the
+    frames of its traceback (a server keeps the last errors around and grew by the file's size)."""
+    from cuerag.documents import load_paths
+
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(InputError, match=message) as err:
+        load_paths([path])
+    assert _big_objects_held(err.value) == []
+
+
+async def test_mcp_one_request_reads_at_most_max_request_bytes(models: Models, tmp_path: Path) -> None:
+    root = tmp_path / "files"
+    for n in range(3):
+        write(root / f"note-{n}.txt", f"Note {n}: " + "The harbour of Bergen is busy. " * 20)  # ~600 bytes
+    server = build_server(
+        Settings(data_dir=tmp_path / "data", max_request_bytes=1500),
+        ServerSettings(allowed_roots=[root]),
+        engine_factory=functools.partial(CueRag, models=models),
+    )
+    async with Client(server) as client:
+        result = await client.call_tool("index_corpus", {"corpus": "capped", "paths": [str(root)]})
+        assert result.is_error
+        text = squash(result.content[0].text)  # type: ignore[union-attr]
+        assert "past 1500 bytes in all" in text and "index the files in smaller requests" in text
+        assert "capped" not in json.dumps(await ok(client, "list_corpora"))  # nothing was written
+        report = await ok(client, "index_corpus", corpus="capped", paths=[str(root / "note-0.txt")])
+        assert report["documents_added"] == 1

@@ -40,6 +40,7 @@ READ_TOOLS = {
     "link_entities",
     "expand_entity",
     "get_chunks",
+    "read_document",
     "get_units",
     "list_corpora",
 }

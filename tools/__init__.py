@@ -15,6 +15,7 @@ from tools.index_corpus import index_corpus
 from tools.link_entities import link_entities
 from tools.list_corpora import list_corpora
 from tools.q_iter import dense_search, q_iter
+from tools.read_document import read_document
 from tools.search_units import search_units
 
 TOOLS: list[ToolSpec] = [
@@ -26,6 +27,7 @@ TOOLS: list[ToolSpec] = [
     expand_entity,
     get_chunks,
     get_units,
+    read_document,
     list_corpora,
     index_corpus,
     delete_documents,

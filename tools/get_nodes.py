@@ -25,7 +25,9 @@ class UnitsResult(BaseModel):
 
 @tool("get_chunks", "Get chunks by id", READ_ONLY)
 async def get_chunks(corpus: Corpus, ids: Ids, ctx: Context[AppState]) -> ChunksResult:
-    """Chunks by id: title, document id, text and unit ids."""
+    """Full text of chunks by id, with their title, document id, units in reading order and
+    citation (source file, pages, section heading path, character span, hyperlinks with the corpus
+    documents they lead to). For more of the document around a chunk, use read_document."""
     engine = state_of(ctx).engine
 
     def run() -> ChunksResult:

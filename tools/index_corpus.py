@@ -95,10 +95,11 @@ async def index_corpus(
         list[str], Field(max_length=100, description="Leave out files and folders matching these globs.")
     ] = [],  # noqa: B006
 ) -> IndexReport:
-    """Index server-side `paths` and/or inline `documents` into a corpus (created if new). A
-    file's id is its path under the folder given, so a changed file replaces its old version and an
-    unchanged one is skipped; in folders, dot-files and .gitignore'd files are skipped. The report
-    lists files added, changed, removed (`sync`), skipped and failed (with the reason)."""
+    """Index server-side `paths` and/or inline `documents` into a corpus (created if new). Files:
+    .md .txt .rst .html .pdf .docx .json .jsonl. A file's id is its path under the folder given, so
+    a changed file replaces its old version and an unchanged one is skipped; in folders, dot-files
+    and .gitignore'd files are skipped. The report lists files added, changed, removed (`sync`),
+    skipped and failed (with the reason)."""
     state = state_of(ctx)
     if not paths and not documents:
         raise ToolError("nothing to index: give `paths` or `documents`")
