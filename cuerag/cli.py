@@ -249,8 +249,10 @@ def watch(
     hidden: Annotated[bool, typer.Option("--hidden", help="Walk dot-files and dot-folders too.")] = False,
     debounce_ms: Annotated[int, typer.Option(help="Quiet time that ends a burst of changes.", min=50)] = 500,
 ) -> None:
-    """Keep a corpus in sync with a folder while this runs: a sync now, then one after every burst
-    of changes (as `index --sync`). Ctrl-C stops it; the corpus is left as the last sync made it."""
+    """Keep a corpus in sync with a folder while this runs.
+
+    A sync now, then one after every burst of changes (as `index --sync`). Ctrl-C stops it; the
+    corpus is left as the last sync made it."""
     from cuerag.watch import watch_folder
 
     try:

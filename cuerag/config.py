@@ -177,19 +177,18 @@ FillWithDense = Annotated[
 ]
 QueryTitles = Annotated[
     bool,
-    Field(
-        description="For each title the query names, its chunk closest to the query becomes a candidate with "
-        "full path evidence (1.0)."
-    ),
+    # For each title the query names, its chunk closest to the query becomes a candidate with full
+    # path evidence (1.0).
+    Field(description="Chunks whose title the query names join the candidates."),
 ]
 TitleLinks = Annotated[
     int,
     Field(
         ge=0,
         le=20,
-        description="Follow title links from this many top chunks: for each title they name, its best chunk "
-        "becomes a candidate, scored against the query enriched with the naming chunk, or keeps its own score "
-        "if that is higher (0: off).",
+        # For each title the top chunks name, its best chunk becomes a candidate, scored against the
+        # query enriched with the naming chunk, or keeps its own score if that is higher.
+        description="Follow title links from this many top chunks (0: off).",
     ),
 ]
 LinkBoost = Annotated[
@@ -206,9 +205,10 @@ LexicalWeight = Annotated[
     Field(
         ge=0.0,
         le=1.0,
-        description="Weight of lexical evidence (BM25 scaled to the query's best match) against the embedder's "
-        "cosine where Q-Iter chooses text: the units it anchors on (the lexical top units join the nearest "
-        "ones), each hop's units, the paths kept and the chunks returned (0: embedder only, as in the paper).",
+        # BM25 scaled to the query's best match, fused with the cosine wherever Q-Iter chooses text: the
+        # units it anchors on (the lexical top units join the nearest ones), each hop's units, the
+        # paths kept and the chunks returned. 0 is the embedder alone, as in the paper.
+        description="Weight of BM25 against the embedder's cosine in anchoring, hops and reranks (0: off).",
     ),
 ]
 
@@ -226,8 +226,8 @@ LexicalCandidates = Annotated[
     Field(
         ge=0,
         le=100,
-        description="With the lexical channel on, the chunks with the best BM25 scores that join the final "
-        "rerank though no kept path reached them, scored on their own (fused) score (0: none).",
+        # Scored on their own fused score, though no kept path reached them.
+        description="Top BM25 chunks added to the final rerank when lexical_weight > 0 (0: none).",
     ),
 ]
 

@@ -88,5 +88,5 @@ TopK = Annotated[int, Field(ge=1, le=50, description="Results to return.")]
 UnitIds = Annotated[list[str], Field(max_length=200, description="Unit ids to skip.")]
 SubtractIds = Annotated[
     list[str],
-    Field(max_length=50, description="Unit ids whose meaning leaves the query (those already on your path)."),
+    Field(max_length=50, description="Unit ids whose meaning leaves the query."),
 ]

@@ -21,9 +21,8 @@ async def expand_entity(
     exclude: UnitIds = [],  # noqa: B006
     subtract: SubtractIds = [],  # noqa: B006
 ) -> EntityExpansion:
-    """One hop: the units that mention an entity (an id, or a name linked to the closest entity
-    node), ranked against the query minus `subtract`. `next_anchors` are the entities to expand
-    next."""
+    """One hop: the units that mention an entity (id or name), ranked against the query minus
+    `subtract`, and the next anchors."""
     engine = state_of(ctx).engine
 
     def run() -> EntityExpansion:

@@ -25,9 +25,7 @@ class UnitsResult(BaseModel):
 
 @tool("get_chunks", "Get chunks by id", READ_ONLY)
 async def get_chunks(corpus: Corpus, ids: Ids, ctx: Context[AppState]) -> ChunksResult:
-    """Full text of chunks by id, with their title, document id, units in reading order and
-    citation (source file, pages, section heading path, character span, hyperlinks with the corpus
-    documents they lead to). For more of the document around a chunk, use read_document."""
+    """Chunks by id: text, title, unit ids and citation (source, pages, section, span, links)."""
     engine = state_of(ctx).engine
 
     def run() -> ChunksResult:

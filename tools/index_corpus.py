@@ -14,7 +14,6 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from cuerag import IndexReport, InputError, WalkRules, make_document
-from cuerag.folders import SUPPORTED_SUFFIXES
 from tools.common import AppState, Corpus, run_engine, state_of, tool
 
 log = logging.getLogger(__name__)
@@ -22,7 +21,7 @@ log = logging.getLogger(__name__)
 # Indexing stages in the order the engine runs them; progress is reported over all of them.
 _STAGES = ("split", "ner", "embed entities", "embed units", "embed chunks", "store")
 _LLM_STAGES = ("split", "extract", *_STAGES[1:])  # at α > 0 the LLM works between split and NER
-_PATHS = f"Files or folders under the allowed roots ({', '.join(sorted(SUPPORTED_SUFFIXES))})."
+_PATHS = "Files or folders under the allowed roots."
 
 
 # Said to an agent that will relay it to a person: what to do, in the places they can do it.
@@ -40,7 +39,7 @@ class DocumentInput(BaseModel):
 
     title: str = Field(default="", max_length=1000, description="Title.")
     text: str = Field(min_length=1, max_length=20_000_000, description="Text.")
-    id: str | None = Field(default=None, max_length=256, description="Stable id (default: a hash of title and text).")
+    id: str | None = Field(default=None, max_length=256, description="Stable id.")
 
 
 def check_allowed(path: str, roots: list[Path]) -> Path:
@@ -77,29 +76,23 @@ async def index_corpus(
     sync: Annotated[
         bool,
         Field(
-            description="Also delete the documents of files gone from the given folders (or left out by the "
-            "ignore rules now). Documents indexed inline or from other folders are never touched."
+            # Documents indexed inline or from other folders are never touched by a sync.
+            description="Also delete the documents of files gone from the folders given."
         ),
     ] = False,
     strict: Annotated[
         bool,
-        Field(
-            description="Stop at the first file that cannot be read, writing nothing (default: list it in "
-            "`failed` and index the rest)."
-        ),
+        Field(description="Stop at the first unreadable file, writing nothing (default: report it, go on)."),
     ] = False,
     include: Annotated[
-        list[str], Field(max_length=100, description="Only files matching one of these globs (gitignore syntax).")
+        list[str], Field(max_length=100, description="Only files matching these gitignore-style globs.")
     ] = [],  # noqa: B006
-    exclude: Annotated[
-        list[str], Field(max_length=100, description="Leave out files and folders matching these globs.")
-    ] = [],  # noqa: B006
+    exclude: Annotated[list[str], Field(max_length=100, description="Leave out what these globs match.")] = [],  # noqa: B006
 ) -> IndexReport:
-    """Index server-side `paths` and/or inline `documents` into a corpus (created if new). Files:
-    .md .txt .rst .html .pdf .docx .json .jsonl. A file's id is its path under the folder given, so
-    a changed file replaces its old version and an unchanged one is skipped; in folders, dot-files
-    and .gitignore'd files are skipped. The report lists files added, changed, removed (`sync`),
-    skipped and failed (with the reason)."""
+    """Index server-side `paths` (.md .txt .rst .html .pdf .docx .json .jsonl) and/or inline
+    `documents` into a corpus (created if new). A file's id is its path under the folder given: a
+    changed file replaces its old version, an unchanged one is skipped. The report lists the files
+    added, changed, removed, skipped and failed."""
     state = state_of(ctx)
     if not paths and not documents:
         raise ToolError("nothing to index: give `paths` or `documents`")

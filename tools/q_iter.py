@@ -60,14 +60,12 @@ async def q_iter(
     title_links: TitleLinks = _DEFAULTS.title_links,
     lexical_weight: LexicalWeight = _DEFAULTS.lexical_weight,
     lexical_candidates: LexicalCandidates = _DEFAULTS.lexical_candidates,
-    llm_entities: Annotated[bool, Field(description="The server's LLM reads the query's entities.")] = False,
+    llm_entities: Annotated[bool, Field(description="The server's LLM reads the entities.")] = False,
     detail: Detail = "compact",
 ) -> CompactResult | ExplainedResult:
-    """Multi-hop retrieval (CUE-RAG Q-Iter); call it first. Walks entity → statement → entity and
-    returns the top_n chunks, each with why it came back: its best path, a title the query names,
-    a title link or the dense fill. On documentation or code, where questions name identifiers,
-    try lexical_weight=0.35, lexical_candidates=10. Walk a missing hop with search_units and
-    expand_entity."""
+    """Multi-hop retrieval (CUE-RAG Q-Iter); call it first. Returns the top_n chunks, each with
+    why it came back. On docs or code try lexical_weight=0.35, lexical_candidates=10. Walk a
+    missing hop with search_units and expand_entity."""
     params: QIterParams = make_params(
         k=k,
         depth=depth,

@@ -24,8 +24,7 @@ async def search_units(
     exclude: UnitIds = [],  # noqa: B006 - pydantic copies defaults; the schema shows []
     subtract: SubtractIds = [],  # noqa: B006
 ) -> SearchUnitsResult:
-    """Knowledge units (statements) nearest the query, with the entities each mentions (next
-    hops for expand_entity) and its chunks."""
+    """Units (statements) nearest the query, with their entities (next hops) and chunks."""
     engine = state_of(ctx).engine
 
     def run() -> list[UnitHit]:
