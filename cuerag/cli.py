@@ -26,7 +26,8 @@ from cuerag.config import QIterParams, Settings, param_help
 from cuerag.engine import CueRag, make_params, validate_corpus_name
 from cuerag.errors import CueRagError
 from cuerag.explain import ExplainedResult, GraphTitles, explain, explain_hit
-from cuerag.folders import SUPPORTED_SUFFIXES, WalkRules
+from cuerag.folders import WalkRules
+from cuerag.formats import SUPPORTED_SUFFIXES
 from cuerag.index import IndexReport
 from cuerag.redact import redact_urls_in
 from cuerag.results import METHODS

@@ -27,12 +27,9 @@ from pathlib import Path, PurePosixPath
 import pathspec
 from pydantic import BaseModel, Field
 
-from cuerag.documents import JSON_SUFFIXES, TEXT_SUFFIXES
 from cuerag.errors import InputError
+from cuerag.formats import SUPPORTED_SUFFIXES  # the formats the reader knows: one home
 
-# The formats the reader knows have one home, cuerag.formats; until that module exists this alias
-# stands in its place: `from cuerag.formats import SUPPORTED_SUFFIXES`.
-SUPPORTED_SUFFIXES = frozenset(TEXT_SUFFIXES | JSON_SUFFIXES)
 # Longer relative paths could not be a document id (Document.id holds 256 characters).
 _MAX_SOURCE = 256
 

@@ -24,7 +24,8 @@ from pathlib import Path
 
 from cuerag.documents import JSON_SUFFIXES, Document, check_documents, dedupe_documents, load_file
 from cuerag.errors import InputError, RequestTooLarge
-from cuerag.folders import SUPPORTED_SUFFIXES, FileCheck, FileOutcome, FoundFile, Walk, WalkRules, shown, walk_paths
+from cuerag.folders import FileCheck, FileOutcome, FoundFile, Walk, WalkRules, shown, walk_paths
+from cuerag.formats import SUPPORTED_SUFFIXES
 from cuerag.formats.reading import ByteBudget, ReadLimits
 from cuerag.graph import Graph
 

@@ -11,9 +11,10 @@ from pathlib import Path
 import docx
 import pytest
 
-from cuerag.documents import load_file, load_paths
+from cuerag.documents import load_file
 from cuerag.errors import InputError
 from cuerag.formats import SUPPORTED_SUFFIXES, ReadLimits
+from cuerag.sync import load_paths
 
 DATA = Path(__file__).parent / "data" / "formats"
 SQLITE = DATA / "sqlite"
@@ -232,7 +233,7 @@ def test_docx_truncated_and_zip_bomb(tmp_path: Path) -> None:
 def test_supported_suffixes_and_unsupported_file(tmp_path: Path) -> None:
     assert {".pdf", ".html", ".htm", ".docx", ".md", ".txt", ".json", ".jsonl"} <= SUPPORTED_SUFFIXES
     (tmp_path / "photo.png").write_bytes(b"\x89PNG")
-    with pytest.raises(InputError, match=r"unsupported file type '.png'"):
+    with pytest.raises(InputError, match=r"unsupported (file type|format) '\.png'"):
         load_paths([tmp_path / "photo.png"])
 
 

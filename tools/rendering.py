@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from cuerag import AnswerResult, ChunkHit, RetrievalResult
+from cuerag.citations import Citation
 from cuerag.explain import ExplainedResult, GraphTitles, HitReason, PathStep, explain, explain_hit
 
 Detail = Annotated[
@@ -37,6 +38,9 @@ class CompactHit(BaseModel):
     text: str
     why: str  # what brought the chunk in, in words
     path: list[PathStep] = []  # its best kept path; statements cut to 160 characters, its own not repeated
+    # Where the chunk sits (source, pages, section, span). Its hyperlinks are left to get_chunks and
+    # detail="full": an HTML page's can outnumber its words.
+    citation: Citation | None = None
 
 
 class CompactResult(BaseModel):
@@ -75,6 +79,7 @@ def _compact_hit(rank: int, hit: ChunkHit, reason: HitReason) -> CompactHit:
         text=hit.text,
         why=reason.text,
         path=[_compact_step(s, hit) for s in reason.path],
+        citation=None if hit.citation is None else hit.citation.model_copy(update={"links": []}),
     )
 
 
