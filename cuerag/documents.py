@@ -31,6 +31,7 @@ from cuerag.formats import (
     ReadLimits,
     extract,
     read_file_once,
+    unsupported_format,
 )
 from cuerag.formats.reading import decode_text
 
@@ -159,14 +160,26 @@ def load_file(
     document's id and source are relative to."""
     limits = limits or ReadLimits()
     root = root if root is not None else path.parent
-    source = _relative(path, root)
+    _check_name(path, root)
+    raw = read_file_once(path, limits=limits, check=check, budget=budget)
+    return parse_file(path, raw, root=root, limits=limits)
+
+
+def _check_name(path: Path, root: Path) -> None:
+    """Refusals decided by the name alone, before a byte is read."""
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
-        supported = ", ".join(sorted(SUPPORTED_SUFFIXES))
-        raise InputError(f"{path}: unsupported file type {suffix or '(no suffix)'!r}; supported: {supported}")
-    if len(source) > 256 and suffix not in JSON_SUFFIXES:
+        raise unsupported_format(path, suffix)
+    if len(_relative(path, root)) > 256 and suffix not in JSON_SUFFIXES:
         raise InputError(f"{path}: its path relative to the indexed folder is longer than 256 characters")
-    raw = read_file_once(path, limits=limits, check=check, budget=budget)
+
+
+def parse_file(path: Path, raw: bytes, *, root: Path, limits: ReadLimits) -> list[Document]:
+    """Documents from the bytes of one file already read (through `read_file_once`): `path` names
+    it and picks its format, nothing is read through it."""
+    _check_name(path, root)
+    source = _relative(path, root)
+    suffix = path.suffix.lower()
     reason: str | None = None
     docs: list[Document] = []
     try:

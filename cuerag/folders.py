@@ -28,7 +28,7 @@ import pathspec
 from pydantic import BaseModel, Field
 
 from cuerag.errors import InputError
-from cuerag.formats import SUPPORTED_SUFFIXES  # the formats the reader knows: one home
+from cuerag.formats import SUPPORTED_SUFFIXES, unsupported_format  # the formats the reader knows: one home
 
 # Longer relative paths could not be a document id (Document.id holds 256 characters).
 _MAX_SOURCE = 256
@@ -113,13 +113,7 @@ def walk_paths(paths: Sequence[str | Path], *, rules: WalkRules | None = None, c
             found = FoundFile(path=path, root=root, source=shown(path.name))
             walk.scopes.append(found.location)
             if path.suffix.lower() not in SUPPORTED_SUFFIXES:
-                supported = ", ".join(sorted(SUPPORTED_SUFFIXES))
-                walk.entries.append(
-                    FileOutcome(
-                        path=shown(path),
-                        reason=f"unsupported format {path.suffix or '(none)'!r}; supported: {supported}",
-                    )
-                )
+                walk.entries.append(FileOutcome(path=shown(path), reason=str(unsupported_format(None, path.suffix))))
                 continue
             _add_file(found, check, walk)
     return walk

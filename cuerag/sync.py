@@ -10,8 +10,8 @@ synced file) that the walk no longer finds: deleted, moved, or now left out by t
 Documents indexed inline, or from other roots, are never touched by it. A file that fails to read
 keeps its earlier version in the corpus: a failure is not a deletion.
 
-The hash is taken before the file is read: if the file changes between the two, the stored hash is
-older than the text, and the next sync reads the file again instead of skipping it.
+A file is opened once: its bytes come from the descriptor that the path check saw (see
+`cuerag.formats.reading`), and the hash and the parse are of those same bytes.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cuerag.documents import JSON_SUFFIXES, Document, check_documents, dedupe_documents, load_file
+from cuerag.documents import JSON_SUFFIXES, Document, check_documents, dedupe_documents, parse_file
 from cuerag.errors import InputError, RequestTooLarge
 from cuerag.folders import FileCheck, FileOutcome, FoundFile, Walk, WalkRules, shown, walk_paths
 from cuerag.formats import SUPPORTED_SUFFIXES
-from cuerag.formats.reading import ByteBudget, ReadLimits
+from cuerag.formats.reading import ByteBudget, ReadLimits, read_file_once
 from cuerag.graph import Graph
 
 log = logging.getLogger(__name__)
@@ -61,14 +61,10 @@ class SyncPlan:
     unchanged_chunks: int = 0
 
 
-def file_hash(file: FoundFile, shape: str) -> str:
-    """The sha256 of the index settings that shape chunks (`shape`) and the file's bytes: equal
+def file_hash(raw: bytes, shape: str) -> str:
+    """The sha256 of the index settings that shape chunks (`shape`) and a file's bytes: equal
     hashes mean the file would index to the same chunks."""
-    digest = hashlib.sha256(shape.encode() + b"\x00")
-    with file.path.open("rb") as f:
-        while block := f.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
+    return hashlib.sha256(shape.encode() + b"\x00" + raw).hexdigest()
 
 
 def stored_files(graph: Graph | None) -> dict[str, StoredFile]:
@@ -90,18 +86,9 @@ def stored_files(graph: Graph | None) -> dict[str, StoredFile]:
     return out
 
 
-def read_file(
-    file: FoundFile,
-    digest: str,
-    *,
-    check: FileCheck | None = None,
-    limits: ReadLimits | None = None,
-    budget: ByteBudget | None = None,
-) -> list[Document]:
-    """The documents of one file, carrying where they came from. A text-like file is one
-    document whose id is its source path; records of a JSON file keep their own ids. The file is
-    opened once and `check` sees the real path of that descriptor (cuerag.formats.reading)."""
-    docs = check_documents(load_file(file.path, root=file.root, check=check, limits=limits, budget=budget))
+def with_provenance(file: FoundFile, docs: list[Document], digest: str) -> list[Document]:
+    """A file's documents carrying where they came from. A text-like file is one document whose
+    id is its source path; records of a JSON file keep their own ids."""
     by_path = file.path.suffix.lower() not in JSON_SUFFIXES
     return [
         d.model_copy(
@@ -112,7 +99,7 @@ def read_file(
                 "file_hash": digest,
             }
         )
-        for d in docs
+        for d in check_documents(docs)
     ]
 
 
@@ -131,6 +118,7 @@ def plan_sync(
     first bad file raises InputError (nothing has been written yet); otherwise it is listed in
     `failed` and the rest go on. A request over its byte `budget` is refused whole."""
     plan = SyncPlan()
+    limits = limits or ReadLimits()
     stored = stored_files(graph)
     keep: set[str] = set()
     seen: set[str] = set()
@@ -143,14 +131,24 @@ def plan_sync(
         before = stored.get(location)
         shown_path = shown(file.path)
         try:
-            digest = file_hash(file, shape)
-            if before is not None and before.file_hash == digest:
+            # Read once, through the checked descriptor; the hash and the parse see the same bytes.
+            raw = read_file_once(file.path, limits=limits, check=check)
+            try:
+                digest = file_hash(raw, shape)
+                unchanged = before is not None and before.file_hash == digest
+                if budget is not None and not unchanged:  # an unchanged file is hashed, not charged
+                    budget.charge(len(raw), str(file.path))
+                parsed = None if unchanged else parse_file(file.path, raw, root=file.root, limits=limits)
+            finally:
+                del raw  # a refusal's traceback holds this frame: it must not hold the file's bytes
+            if parsed is None:
+                assert before is not None
                 plan.skipped.append(FileOutcome(path=shown_path, reason="unchanged"))
                 plan.unchanged_documents += len(before.doc_ids)
                 plan.unchanged_chunks += before.chunks
                 keep |= before.doc_ids
                 continue
-            docs = read_file(file, digest, check=check, limits=limits, budget=budget)
+            docs = with_provenance(file, parsed, digest)
         except RequestTooLarge:
             raise
         except (InputError, OSError) as exc:

@@ -401,3 +401,28 @@ async def test_mcp_index_corpus_sync_strict_and_file_lists(models: Models, tmp_p
             "tripod",
             "strap",
         }
+
+
+def test_a_file_swapped_for_a_fifo_after_the_walk_is_reported_not_waited_on(tmp_path: Path) -> None:
+    """The sync plan reads each file once through the checked descriptor; a hash taken by opening
+    the name again would block forever on a FIFO put there after the walk."""
+    from cuerag.sync import plan_sync
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\n\nAda wrote notes.\n")
+    (folder / "b.md").write_text("# B\n\nBob read them.\n")
+    walk = walk_paths([folder])
+    (folder / "b.md").unlink()
+    os.mkfifo(folder / "b.md")
+    done: queue.Queue[object] = queue.Queue()
+    worker = threading.Thread(target=lambda: done.put(plan_sync(walk, None, sync=False, strict=False)), daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    if worker.is_alive():  # unblock the reader so the test process can end
+        fd = os.open(folder / "b.md", os.O_WRONLY | os.O_NONBLOCK)
+        os.close(fd)
+        pytest.fail("the sync plan blocked on a FIFO")
+    plan = done.get()
+    assert [d.id for d in plan.documents] == ["a.md"]  # type: ignore[attr-defined]
+    assert [(f.path.endswith("b.md"), "not a regular file" in (f.reason or "")) for f in plan.failed] == [(True, True)]  # type: ignore[attr-defined]

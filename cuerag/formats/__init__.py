@@ -47,8 +47,15 @@ def extract(raw: bytes, *, suffix: str, name: str, source: str | None, limits: R
         from cuerag.formats.docx import extract_docx
 
         return extract_docx(raw, name=name, source=source, limits=limits)
+    raise unsupported_format(name, suffix)
+
+
+def unsupported_format(name: object | None, suffix: str) -> InputError:
+    """The one refusal of a file whose suffix no extractor reads (a walk, a named file, a load);
+    without a `name` for a report line that names the file already."""
     supported = ", ".join(sorted(SUPPORTED_SUFFIXES))
-    raise InputError(f"{name}: unsupported file type {suffix or '(no suffix)'!r}; supported: {supported}")
+    reason = f"unsupported format {suffix or '(none)'!r}; supported: {supported}"
+    return InputError(reason if name is None else f"{name}: {reason}")
 
 
 __all__ = [
@@ -66,4 +73,5 @@ __all__ = [
     "Span",
     "extract",
     "read_file_once",
+    "unsupported_format",
 ]
