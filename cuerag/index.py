@@ -64,6 +64,11 @@ class Written:
     removed_chunks: list[str]
 
 
+# Document ids a report lists per kind of change: enough to open what a run just added, while the
+# counts beside them say how many there were in all.
+REPORTED_IDS = 100
+
+
 class IndexReport(BaseModel):
     """What an index run did, and what the corpus holds afterwards."""
 
@@ -71,6 +76,10 @@ class IndexReport(BaseModel):
     documents_added: int = 0
     documents_unchanged: int = 0
     documents_replaced: int = 0
+    # The first REPORTED_IDS ids of the documents added, replaced (changed) and removed.
+    added_doc_ids: list[str] = []
+    changed_doc_ids: list[str] = []
+    removed_doc_ids: list[str] = []
     chunks_added: int = 0
     chunks_kept: int = 0
     chunks_removed: int = 0
@@ -268,9 +277,11 @@ class Indexer:
             plan.versions[doc.id] = (doc_version_id(ids), len(ids))
             if old:
                 report.documents_replaced += 1
+                _listed(report.changed_doc_ids, doc.id)
                 plan.stale_chunks.extend(sorted(old - set(ids)))
             else:
                 report.documents_added += 1
+                _listed(report.added_doc_ids, doc.id)
             for piece, cid in zip(pieces, ids, strict=True):
                 if cid in old:
                     plan.relabelled[cid] = provenance
@@ -413,6 +424,11 @@ class Indexer:
     def _require_space(self, needed: int) -> None:
         if self._space is not None:
             self._space.require(max(needed, 0), "this index run")
+
+
+def _listed(ids: list[str], doc_id: str) -> None:
+    if len(ids) < REPORTED_IDS:
+        ids.append(doc_id)
 
 
 def chunk_variant(settings: Settings) -> str:
