@@ -311,9 +311,10 @@ def query(
     glob: _Glob = None,
     tag: _Tags = None,
 ) -> None:
-    """Retrieve the chunks that answer a question, with the path that led to them. --doc,
-    --prefix, --glob and --tag limit the search (and the graph walk) to the documents that match
-    them all."""
+    """Retrieve the chunks that answer a question, with the path that led to them.
+
+    --doc, --prefix, --glob and --tag limit the search (and the graph walk) to the documents that
+    match them all."""
     try:
         params = make_params(
             k=k,
