@@ -85,6 +85,9 @@ def matching(documents: dict[str, DocumentInfo], filter: DocFilter | None) -> li
         if unknown:
             shown = ", ".join(repr(d) for d in unknown[:5])
             raise ParameterError(f"unknown doc_ids in filter: {shown}; use doc_id values from hits or list_documents")
+        # Looked up, not scanned for: a thousand ids against a large corpus stays a thousand lookups.
+        candidates = [documents[d] for d in sorted(set(filter.doc_ids))]
+        return [d for d in candidates if filter.matches(d)]
     return [d for d in documents.values() if filter.matches(d)]
 
 

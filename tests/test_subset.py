@@ -6,6 +6,7 @@ that hold for every retrieval, the Q-Iter walk included, on both embedded backen
 from __future__ import annotations
 
 import base64
+import functools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import BACKENDS
+from typer.testing import CliRunner
 
+import cuerag.cli
 from cuerag import CueRag, ParameterError, QIterParams, Settings
 from cuerag.graph import CHUNKS, UNITS, collection_name
 from cuerag.models import Models
@@ -284,3 +287,32 @@ def test_the_store_filters_chunks_by_payload_and_units_by_id(notes_engine: CueRa
     assert {h.id for h in units} == set(some)
     rest = store.search(collection_name(CORPUS, UNITS), vector, 500, where=PointFilter(exclude_ids=some))
     assert rest and not {h.id for h in rest} & set(some)
+
+
+# ---- the command line ---------------------------------------------------------------------------
+
+
+def test_cli_lists_documents_and_filters_a_query(models: Models, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    indexer = CueRag(Settings(data_dir=data), models=models)
+    indexer.index_paths(CORPUS, [write_notes(tmp_path / "notes")])
+    indexer.close()
+    runner = CliRunner()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cuerag.cli, "CueRag", functools.partial(CueRag, models=models))
+        listed = runner.invoke(
+            cuerag.cli.app, ["documents", "-c", CORPUS, "--tag", "football", "--json", "--data-dir", str(data)]
+        )
+        paged = runner.invoke(cuerag.cli.app, ["documents", "-c", CORPUS, "--limit", "2", "--data-dir", str(data)])
+        tampered = runner.invoke(
+            cuerag.cli.app, ["documents", "-c", CORPUS, "--cursor", "abc", "--data-dir", str(data)]
+        )
+        query = ["query", QUESTION, "-c", CORPUS, "--prefix", "teams/", "--json", "--data-dir", str(data)]
+        answered = runner.invoke(cuerag.cli.app, query)
+    assert listed.exit_code == 0, listed.output
+    assert {d["doc_id"] for d in json.loads(listed.stdout)["documents"]} == {"teams/forest.md", "teams/hamburg.md"}
+    assert paged.exit_code == 0 and "2 of 5 documents; next page: --cursor " in paged.stdout, paged.output
+    assert tampered.exit_code == 1 and "invalid cursor" in tampered.output
+    assert answered.exit_code == 0, answered.output
+    hits = json.loads(answered.stdout)["chunks"]
+    assert hits and {h["doc_id"] for h in hits} <= {"teams/forest.md", "teams/hamburg.md"}
