@@ -124,12 +124,13 @@ class _Plan:
     entities: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (name, label), new only
     kept_entities: set[str] = field(default_factory=set)  # existing entities the new units mention
     stale_chunks: list[str] = field(default_factory=list)
-    # Chunks of unchanged documents that now come from another file or file version: rewritten
-    # with their stored vector and the new provenance, nothing embedded.
+    # Chunks of unchanged documents that now come from another file or file version, or whose
+    # document's metadata changed: rewritten with their stored vector and the new labels, nothing
+    # embedded.
     refreshed: list[StoredPoint] = field(default_factory=list)
     # Unchanged chunks of replaced documents: stored again, vector as is, as part of the new
-    # version (its labels and its file's provenance). Chunk id -> that provenance.
-    relabelled: dict[str, dict[str, str]] = field(default_factory=dict)
+    # version (its labels, its file's provenance and metadata). Chunk id -> those labels.
+    relabelled: dict[str, dict[str, object]] = field(default_factory=dict)
     versions: dict[str, tuple[str, int]] = field(default_factory=dict)  # doc id -> (version, chunks)
 
 
@@ -269,8 +270,9 @@ class Indexer:
             provenance = _provenance(doc)
             pending.provenance[doc.id] = provenance
             old = {graph.chunk_ids[c] for c in existing_by_doc.get(doc.id, [])}
+            labels = {cid: _labels(provenance, piece) for piece, cid in zip(pieces, ids, strict=True)}
             if old and old == set(ids):
-                plan.refreshed.extend(_refreshed(graph, old, provenance))
+                plan.refreshed.extend(_refreshed(graph, labels))
                 report.documents_unchanged += 1
                 report.chunks_kept += len(ids)
                 continue
@@ -284,7 +286,7 @@ class Indexer:
                 _listed(report.added_doc_ids, doc.id)
             for piece, cid in zip(pieces, ids, strict=True):
                 if cid in old:
-                    plan.relabelled[cid] = provenance
+                    plan.relabelled[cid] = labels[cid]
                 if cid in old or cid in pending.doc_of:
                     report.chunks_kept += 1
                     continue
@@ -414,9 +416,9 @@ class Indexer:
         if not plan.relabelled or graph.points is None:
             return []
         out = []
-        for cid, provenance in plan.relabelled.items():
+        for cid, labels in plan.relabelled.items():
             old = graph.points.chunks[cid]
-            payload = {k: v for k, v in old.payload.items() if k not in _PROVENANCE} | provenance
+            payload = {k: v for k, v in old.payload.items() if k not in _LABELS} | labels
             payload |= self._version_payload(plan, old.payload["doc_id"])
             out.append(StoredPoint(id=cid, payload=payload, vector=old.vector))
         return out
@@ -443,6 +445,10 @@ def index_shape(settings: Settings) -> str:
 
 
 _PROVENANCE = ("source", "root", "file_hash")
+# The payload keys a kept chunk is brought up to date in: its file's provenance, and the document's
+# metadata (front matter, on its first chunk), which an edit can change while the text, and so
+# every chunk id, stays the same.
+_LABELS = (*_PROVENANCE, "doc_metadata")
 
 
 def _provenance(doc: Document) -> dict[str, str]:
@@ -451,18 +457,24 @@ def _provenance(doc: Document) -> dict[str, str]:
     return {k: v for k, v in values.items() if v is not None}
 
 
-def _refreshed(graph: Graph, kept: set[str], provenance: dict[str, str]) -> list[StoredPoint]:
-    """Kept chunks whose stored provenance differs from the document's now (a JSON file edited
-    elsewhere, a folder moved): their payload is brought up to date so that the next sync sees
-    the file as unchanged."""
+def _labels(provenance: dict[str, str], piece: TextChunk) -> dict[str, object]:
+    """A chunk's labels (`_LABELS`) as the document gives them now."""
+    metadata = piece.place.metadata if piece.place is not None else {}
+    return {**provenance, "doc_metadata": metadata} if metadata else dict(provenance)
+
+
+def _refreshed(graph: Graph, labels: dict[str, dict[str, object]]) -> list[StoredPoint]:
+    """Kept chunks whose stored labels differ from the document's now (a JSON file edited
+    elsewhere, a folder moved, front matter edited): their payload is brought up to date, so that
+    the next sync sees the file as unchanged and filters see the metadata as it is."""
     if graph.points is None:
         return []
     out = []
-    for cid in sorted(kept):
+    for cid in sorted(labels):
         point = graph.points.chunks[cid]
-        if {k: point.payload.get(k) for k in _PROVENANCE} == {k: provenance.get(k) for k in _PROVENANCE}:
+        if {k: point.payload.get(k) for k in _LABELS} == {k: labels[cid].get(k) for k in _LABELS}:
             continue
-        payload = {k: v for k, v in point.payload.items() if k not in _PROVENANCE} | provenance
+        payload = {k: v for k, v in point.payload.items() if k not in _LABELS} | labels[cid]
         out.append(StoredPoint(id=cid, payload=payload, vector=point.vector))
     return out
 

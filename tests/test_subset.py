@@ -316,3 +316,20 @@ def test_cli_lists_documents_and_filters_a_query(models: Models, tmp_path: Path)
     assert answered.exit_code == 0, answered.output
     hits = json.loads(answered.stdout)["chunks"]
     assert hits and {h["doc_id"] for h in hits} <= {"teams/forest.md", "teams/hamburg.md"}
+
+
+def test_edited_tags_are_what_the_filter_sees(engine: CueRag, tmp_path: Path) -> None:
+    """A front-matter edit leaves the text, and so every chunk, as it was; the tags must follow
+    all the same, or a filter by tag would select by the old ones."""
+    root = write_notes(tmp_path / "notes")
+    engine.index_paths(CORPUS, [root])
+    forest = root / "teams/forest.md"
+    forest.write_text(forest.read_text().replace("tags: [football, clubs]", "tags: [archive]"))
+    report = engine.index_paths(CORPUS, [root])
+    assert report.chunks_added == 0  # nothing re-embedded
+    assert inside(engine, DocFilter(tags=["archive"])) == {"teams/forest.md"}
+    with pytest.raises(ParameterError, match="no document"):
+        engine.query(CORPUS, QUESTION, filter=DocFilter(tags=["clubs"]))
+    forest.write_text(forest.read_text().replace("---\ntags: [archive]\n---\n", ""))
+    engine.index_paths(CORPUS, [root])
+    assert next(d for d in engine.list_documents(CORPUS).documents if d.doc_id == "teams/forest.md").tags == []
