@@ -31,6 +31,7 @@ from cuerag.formats import SUPPORTED_SUFFIXES
 from cuerag.index import IndexReport
 from cuerag.redact import redact_urls_in
 from cuerag.results import METHODS
+from cuerag.subset import make_filter
 
 app = typer.Typer(
     cls=OptionsAnywhere,
@@ -281,6 +282,12 @@ def _override(ctx: typer.Context, **values: object) -> None:
         raise typer.Exit(2) from exc
 
 
+_Docs = Annotated[list[str] | None, typer.Option("--doc", help="Only this document id; repeatable.")]
+_Prefix = Annotated[str | None, typer.Option("--prefix", help="Only documents whose source path starts so.")]
+_Glob = Annotated[str | None, typer.Option("--glob", help="Only documents whose source path matches (fnmatch).")]
+_Tags = Annotated[list[str] | None, typer.Option("--tag", help="Only documents tagged so (front matter); repeatable.")]
+
+
 @app.command()
 def query(
     ctx: typer.Context,
@@ -299,8 +306,15 @@ def query(
     llm_entities: Annotated[bool, typer.Option(help="The LLM reads the question's entities (else NER).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     trace: Annotated[bool, typer.Option(help="Show the Q-Iter trace.")] = True,
+    doc: _Docs = None,
+    prefix: _Prefix = None,
+    glob: _Glob = None,
+    tag: _Tags = None,
 ) -> None:
-    """Retrieve the chunks that answer a question, with the path that led to them."""
+    """Retrieve the chunks that answer a question, with the path that led to them.
+
+    --doc, --prefix, --glob and --tag limit the search (and the graph walk) to the documents that
+    match them all."""
     try:
         params = make_params(
             k=k,
@@ -320,6 +334,7 @@ def query(
             params=params,
             method=method,  # type: ignore[arg-type]
             llm_entities=llm_entities,
+            filter=make_filter(doc_ids=doc, path_prefix=prefix, path_glob=glob, tags=tag),
         )
     except CueRagError as exc:
         raise _fail(exc) from exc
@@ -436,6 +451,36 @@ def read(
     pages = f", pages {doc.pages[0]}-{doc.pages[-1]}" if doc.pages else ""
     out.print(f"{doc.title} ({doc.source}), characters {doc.start}-{doc.end} of {doc.total_chars}{pages}", markup=False)
     out.print(doc.text, markup=False, highlight=False)
+
+
+@app.command()
+def documents(
+    ctx: typer.Context,
+    corpus: Annotated[str, typer.Option("--corpus", "-c", help=_CORPUS_HELP)],
+    prefix: _Prefix = None,
+    glob: _Glob = None,
+    tag: _Tags = None,
+    cursor: Annotated[str | None, typer.Option(help="Start after the page that printed it.")] = None,
+    limit: Annotated[int, typer.Option(help="Documents per page (1-200).")] = 50,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the page as JSON.")] = False,
+) -> None:
+    """List a corpus's documents: id, title, format, chunks and tags, a page at a time."""
+    try:
+        listing = _engine(ctx).list_documents(
+            corpus, filter=make_filter(path_prefix=prefix, path_glob=glob, tags=tag), cursor=cursor, limit=limit
+        )
+    except CueRagError as exc:
+        raise _fail(exc) from exc
+    if as_json:
+        out.print_json(listing.model_dump_json())
+        return
+    table = Table("doc_id", "title", "format", "chunks", "tags")
+    for d in listing.documents:
+        table.add_row(escape(d.doc_id), escape(d.title), d.format, str(d.chunks), escape(", ".join(d.tags)))
+    out.print(table)
+    shown = f"{len(listing.documents)} of {listing.total} documents"
+    more = f"; next page: --cursor {listing.next_cursor}" if listing.next_cursor else ""
+    out.print(shown + more, markup=False)
 
 
 @app.command()

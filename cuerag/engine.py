@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from cuerag.answering import AnswerResult, generate_answer, llm_query_entities
 from cuerag.baselines import BM25Retriever, KeywordIndex, as_result, rrf
+from cuerag.catalog import DocumentInfo, DocumentPage, catalog, page
 from cuerag.config import QIterParams, Settings
 from cuerag.derived import SnapshotIndexes
 from cuerag.diskspace import MB, FreeBytes, SpaceGuard, disk_free
@@ -42,22 +43,25 @@ from cuerag.errors import (
 from cuerag.folders import FileCheck, WalkRules, walk_paths
 from cuerag.formats.reading import ByteBudget, limits_of
 from cuerag.graph import (
+    CHUNKS,
     KINDS,
     Graph,
     collection_name,
     corpus_of_collection,
+    current_versions,
     load_graph,
     stored_counts,
     stored_sizes,
     updated_graph,
 )
-from cuerag.index import Indexer, IndexReport, Progress, ShouldStop, index_shape
+from cuerag.index import REPORTED_IDS, Indexer, IndexReport, Progress, ShouldStop, index_shape
 from cuerag.llm import LLM, LLMUsage, make_llm, require_llm
 from cuerag.models import Models, load_models
 from cuerag.results import METHODS, Method, RetrievalResult
 from cuerag.retrieval import Retriever
 from cuerag.scoring import make_scorer
 from cuerag.store import VectorStore, open_store
+from cuerag.subset import DocFilter, matching, select
 from cuerag.sync import no_files_error, plan_sync
 from cuerag.text import TextTools
 
@@ -431,6 +435,7 @@ class CueRag:
             if plan.remove:
                 deleted = self._delete_locked(corpus, plan.remove)
                 report.documents_removed = len(deleted.documents_deleted)
+                report.removed_doc_ids = deleted.documents_deleted[:REPORTED_IDS]
                 report.chunks_removed += deleted.chunks_deleted
                 report.totals = deleted.totals
         report.added, report.changed, report.removed = plan.added, plan.changed, plan.removed
@@ -466,6 +471,24 @@ class CueRag:
             self.graph(corpus), doc_id=doc_id, chunk_id=chunk_id, start=start, max_chars=max_chars, context=context
         )
 
+    def list_documents(
+        self, corpus: str, *, filter: DocFilter | None = None, cursor: str | None = None, limit: int = 50
+    ) -> DocumentPage:
+        """A page of the corpus's documents (by id) that the filter selects, after `cursor` (the
+        `next_cursor` of the page before). Read from the snapshot when one is loaded, else from
+        the chunks' payloads: no graph is built and no model loaded."""
+        self.require_corpus(corpus)
+        with self._graph_lock:
+            graph = self._graphs.get(corpus)
+        if graph is not None:
+            documents = self._snapshot_indexes(corpus, graph).documents().infos
+        else:
+            stored = self.store.scroll(collection_name(corpus, CHUNKS), with_vectors=False)
+            documents = catalog(current_versions(stored)[0])
+        selected: list[DocumentInfo] = matching(documents, filter)
+        key = filter.key() if filter is not None else "{}"
+        return page(corpus, selected, filter_json=key, cursor=cursor, limit=limit)
+
     def delete_documents(self, corpus: str, doc_ids: Sequence[str]) -> DeleteReport:
         """Delete documents: their chunks go, then the units and entities no other chunk reaches.
         The snapshot is updated from the removal; nothing is re-read or re-indexed."""
@@ -497,8 +520,13 @@ class CueRag:
 
     # -- retrieval --
 
-    def retriever(self, corpus: str) -> Retriever:
+    def retriever(self, corpus: str, filter: DocFilter | None = None) -> Retriever:
+        """Retrieval over the corpus's current snapshot, limited to the documents `filter` selects
+        (all of them when None). A filter that selects nothing, or names an unknown document id,
+        is a ParameterError saying so."""
         graph = self.graph(corpus)
+        derived = self._snapshot_indexes(corpus, graph)
+        subset = select(graph, derived.documents(), filter) if filter is not None else None
         self._check_dim(corpus, stored=graph.unit_vectors.shape[1])
         scorer = make_scorer(graph, self.models.reranker)
         return Retriever(
@@ -507,7 +535,8 @@ class CueRag:
             store=self.store,
             models=self.models,
             scorer=scorer,
-            derived=self._snapshot_indexes(corpus, graph),
+            derived=derived,
+            subset=subset,
         )
 
     def _snapshot_indexes(self, corpus: str, graph: Graph) -> SnapshotIndexes:
@@ -526,14 +555,22 @@ class CueRag:
         params: QIterParams | None = None,
         method: Method = "qiter",
         llm_entities: bool = False,
+        filter: DocFilter | None = None,
     ) -> RetrievalResult:
         """Retrieve the top-N chunks for a question with Q-Iter or one of the baselines.
-        `llm_entities`: the LLM reads the question's entities for Q-Iter (NER if it finds none)."""
-        result, _ = self._retrieve(corpus, question, params, method, llm_entities)
+        `llm_entities`: the LLM reads the question's entities for Q-Iter (NER if it finds none).
+        `filter`: only the documents it selects are searched and walked (see cuerag.subset)."""
+        result, _ = self._retrieve(corpus, question, params, method, llm_entities, filter)
         return result
 
     def _retrieve(
-        self, corpus: str, question: str, params: QIterParams | None, method: Method, llm_entities: bool
+        self,
+        corpus: str,
+        question: str,
+        params: QIterParams | None,
+        method: Method,
+        llm_entities: bool,
+        filter: DocFilter | None = None,
     ) -> tuple[RetrievalResult, LLMUsage | None]:
         if not question.strip():
             raise ParameterError("the query is empty; pass a question")
@@ -547,7 +584,7 @@ class CueRag:
         if method not in METHODS:
             raise ParameterError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
         params = params or QIterParams()
-        retriever = self.retriever(corpus)
+        retriever = self.retriever(corpus, filter)
         if method == "qiter":
             if not llm_entities:
                 return retriever.q_iter(question, params), None
@@ -567,11 +604,12 @@ class CueRag:
         params: QIterParams | None = None,
         method: Method = "qiter",
         llm_entities: bool = False,
+        filter: DocFilter | None = None,
     ) -> AnswerResult:
         """Retrieve, then have the LLM answer from the top chunks (the paper's answer prompt)."""
         started = time.perf_counter()
         llm = require_llm(self.llm, "an answer")
-        retrieval, entity_usage = self._retrieve(corpus, question, params, method, llm_entities)
+        retrieval, entity_usage = self._retrieve(corpus, question, params, method, llm_entities, filter)
         answer, usage = generate_answer(
             llm, question, retrieval.chunks, self.text, context_tokens=self.settings.llm_context_tokens
         )
@@ -591,15 +629,21 @@ class CueRag:
         started = time.perf_counter()
         graph = retriever.graph
         indexes = self._baseline_indexes(corpus, graph)
+        # With a filter the in-memory baselines rank the whole corpus and keep the subset's chunks.
+        wide = n if retriever.subset is None else len(graph.chunk_ids)
+
+        def inside(ranked: list[tuple[int, float]], k: int) -> list[tuple[int, float]]:
+            return [(c, s) for c, s in ranked if retriever.chunk_allowed(c)][:k]
+
         if method == "bm25":
-            ranked = indexes.bm25.ranked(question, n)
+            ranked = inside(indexes.bm25.ranked(question, wide), n)
         elif method == "hybrid":
             pool = 4 * n
             dense = [c for c, _ in retriever.dense_ranking(question, pool)]
-            lexical = [c for c, _ in indexes.bm25.ranked(question, pool)]
+            lexical = [c for c, _ in inside(indexes.bm25.ranked(question, max(pool, wide)), pool)]
             ranked = rrf([dense, lexical], n)
         else:
-            ranked = indexes.keywords.ranked(retriever.embed_query(question), n)
+            ranked = inside(indexes.keywords.ranked(retriever.embed_query(question), wide), n)
         return as_result(graph, corpus, question, method, ranked, started)
 
     def _baseline_indexes(self, corpus: str, graph: Graph) -> _BaselineIndexes:

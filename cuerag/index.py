@@ -64,6 +64,11 @@ class Written:
     removed_chunks: list[str]
 
 
+# Document ids a report lists per kind of change: enough to open what a run just added, while the
+# counts beside them say how many there were in all.
+REPORTED_IDS = 100
+
+
 class IndexReport(BaseModel):
     """What an index run did, and what the corpus holds afterwards."""
 
@@ -71,6 +76,10 @@ class IndexReport(BaseModel):
     documents_added: int = 0
     documents_unchanged: int = 0
     documents_replaced: int = 0
+    # The first REPORTED_IDS ids of the documents added, replaced (changed) and removed.
+    added_doc_ids: list[str] = []
+    changed_doc_ids: list[str] = []
+    removed_doc_ids: list[str] = []
     chunks_added: int = 0
     chunks_kept: int = 0
     chunks_removed: int = 0
@@ -115,12 +124,13 @@ class _Plan:
     entities: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (name, label), new only
     kept_entities: set[str] = field(default_factory=set)  # existing entities the new units mention
     stale_chunks: list[str] = field(default_factory=list)
-    # Chunks of unchanged documents that now come from another file or file version: rewritten
-    # with their stored vector and the new provenance, nothing embedded.
+    # Chunks of unchanged documents that now come from another file or file version, or whose
+    # document's metadata changed: rewritten with their stored vector and the new labels, nothing
+    # embedded.
     refreshed: list[StoredPoint] = field(default_factory=list)
     # Unchanged chunks of replaced documents: stored again, vector as is, as part of the new
-    # version (its labels and its file's provenance). Chunk id -> that provenance.
-    relabelled: dict[str, dict[str, str]] = field(default_factory=dict)
+    # version (its labels, its file's provenance and metadata). Chunk id -> those labels.
+    relabelled: dict[str, dict[str, object]] = field(default_factory=dict)
     versions: dict[str, tuple[str, int]] = field(default_factory=dict)  # doc id -> (version, chunks)
 
 
@@ -260,20 +270,23 @@ class Indexer:
             provenance = _provenance(doc)
             pending.provenance[doc.id] = provenance
             old = {graph.chunk_ids[c] for c in existing_by_doc.get(doc.id, [])}
+            labels = {cid: _labels(provenance, piece) for piece, cid in zip(pieces, ids, strict=True)}
             if old and old == set(ids):
-                plan.refreshed.extend(_refreshed(graph, old, provenance))
+                plan.refreshed.extend(_refreshed(graph, labels))
                 report.documents_unchanged += 1
                 report.chunks_kept += len(ids)
                 continue
             plan.versions[doc.id] = (doc_version_id(ids), len(ids))
             if old:
                 report.documents_replaced += 1
+                _listed(report.changed_doc_ids, doc.id)
                 plan.stale_chunks.extend(sorted(old - set(ids)))
             else:
                 report.documents_added += 1
+                _listed(report.added_doc_ids, doc.id)
             for piece, cid in zip(pieces, ids, strict=True):
                 if cid in old:
-                    plan.relabelled[cid] = provenance
+                    plan.relabelled[cid] = labels[cid]
                 if cid in old or cid in pending.doc_of:
                     report.chunks_kept += 1
                     continue
@@ -403,9 +416,9 @@ class Indexer:
         if not plan.relabelled or graph.points is None:
             return []
         out = []
-        for cid, provenance in plan.relabelled.items():
+        for cid, labels in plan.relabelled.items():
             old = graph.points.chunks[cid]
-            payload = {k: v for k, v in old.payload.items() if k not in _PROVENANCE} | provenance
+            payload = {k: v for k, v in old.payload.items() if k not in _LABELS} | labels
             payload |= self._version_payload(plan, old.payload["doc_id"])
             out.append(StoredPoint(id=cid, payload=payload, vector=old.vector))
         return out
@@ -413,6 +426,11 @@ class Indexer:
     def _require_space(self, needed: int) -> None:
         if self._space is not None:
             self._space.require(max(needed, 0), "this index run")
+
+
+def _listed(ids: list[str], doc_id: str) -> None:
+    if len(ids) < REPORTED_IDS:
+        ids.append(doc_id)
 
 
 def chunk_variant(settings: Settings) -> str:
@@ -427,6 +445,10 @@ def index_shape(settings: Settings) -> str:
 
 
 _PROVENANCE = ("source", "root", "file_hash")
+# The payload keys a kept chunk is brought up to date in: its file's provenance, and the document's
+# metadata (front matter, on its first chunk), which an edit can change while the text, and so
+# every chunk id, stays the same.
+_LABELS = (*_PROVENANCE, "doc_metadata")
 
 
 def _provenance(doc: Document) -> dict[str, str]:
@@ -435,18 +457,24 @@ def _provenance(doc: Document) -> dict[str, str]:
     return {k: v for k, v in values.items() if v is not None}
 
 
-def _refreshed(graph: Graph, kept: set[str], provenance: dict[str, str]) -> list[StoredPoint]:
-    """Kept chunks whose stored provenance differs from the document's now (a JSON file edited
-    elsewhere, a folder moved): their payload is brought up to date so that the next sync sees
-    the file as unchanged."""
+def _labels(provenance: dict[str, str], piece: TextChunk) -> dict[str, object]:
+    """A chunk's labels (`_LABELS`) as the document gives them now."""
+    metadata = piece.place.metadata if piece.place is not None else {}
+    return {**provenance, "doc_metadata": metadata} if metadata else dict(provenance)
+
+
+def _refreshed(graph: Graph, labels: dict[str, dict[str, object]]) -> list[StoredPoint]:
+    """Kept chunks whose stored labels differ from the document's now (a JSON file edited
+    elsewhere, a folder moved, front matter edited): their payload is brought up to date, so that
+    the next sync sees the file as unchanged and filters see the metadata as it is."""
     if graph.points is None:
         return []
     out = []
-    for cid in sorted(kept):
+    for cid in sorted(labels):
         point = graph.points.chunks[cid]
-        if {k: point.payload.get(k) for k in _PROVENANCE} == {k: provenance.get(k) for k in _PROVENANCE}:
+        if {k: point.payload.get(k) for k in _LABELS} == {k: labels[cid].get(k) for k in _LABELS}:
             continue
-        payload = {k: v for k, v in point.payload.items() if k not in _PROVENANCE} | provenance
+        payload = {k: v for k, v in point.payload.items() if k not in _LABELS} | labels[cid]
         out.append(StoredPoint(id=cid, payload=payload, vector=point.vector))
     return out
 

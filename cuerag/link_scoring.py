@@ -47,8 +47,10 @@ class TitleEvidence:
         qvec: np.ndarray,
         params: QIterParams,
         mentions: Callable[[], TitleMentions],
+        allowed: Callable[[int], bool] = lambda _: True,
     ) -> None:
         self._graph = graph
+        self._allowed = allowed  # chunks outside a filter's subset are never named or linked
         self._mentions = mentions
         self._scorer = scorer
         self._query = query
@@ -60,18 +62,28 @@ class TitleEvidence:
         the path evidence of an exact link (the query itself points at that passage), weighed by
         the title's specificity when `title_specificity` is on. Returns them."""
         named = self._graph.title_index.named_in(self._query, loose_case=True)
-        if not named:
+        kept = self._inside(named)
+        if not kept:
             return set()
-        own = scored_once(self._scorer.score_chunks, self._query, self._qvec, named)
+        own = scored_once(self._scorer.score_chunks, self._query, self._qvec, [inside for _, inside in kept])
         w = self._params.path_weight
         best: set[int] = set()
         mentions = self._mentions() if self._params.title_specificity else None
-        for chunks in named:
-            c = max(chunks, key=lambda c: (own[c], -c))
+        for chunks, inside in kept:
+            c = max(inside, key=lambda c: (own[c], -c))
             link = EXACT_LINK * (mentions.specificity(chunks) if mentions is not None else 1.0)
             scores[c] = max(scores.get(c, float("-inf")), (1 - w) * own[c] + w * link)
             best.add(c)
         return best
+
+    def _inside(self, named: Sequence[Sequence[int]]) -> list[tuple[Sequence[int], list[int]]]:
+        """Each named title's chunks, with those inside the subset; titles with none inside go."""
+        out = []
+        for chunks in named:
+            inside = [c for c in chunks if self._allowed(c)]
+            if inside:
+                out.append((chunks, inside))
+        return out
 
     def follow(self, scores: dict[int, float]) -> dict[int, tuple[float, int]]:
         """Title links from the top `title_links` candidates (see `_links_from`). When the links lift
@@ -102,7 +114,8 @@ class TitleEvidence:
         w = self._params.path_weight
         linked: dict[int, tuple[float, int]] = {}
         for head in heads:
-            named = g.title_index.named_in(g.chunk_texts[head], exclude_titles_of=head)
+            titles = g.title_index.named_in(g.chunk_texts[head], exclude_titles_of=head)
+            named = [inside for _, inside in self._inside(titles)]
             if not named:
                 continue
             hop = self._qvec + g.chunk_vectors[head]

@@ -217,7 +217,8 @@ class _QIterRun:
         chunk_units: dict[int, list[int]] = {}
         for unit in collected:
             for c in g.unit_chunks[unit]:
-                chunk_units.setdefault(c, []).append(unit)
+                if self.r.chunk_allowed(c):  # a unit shared with a document outside the filter
+                    chunk_units.setdefault(c, []).append(unit)
         chunks = list(chunk_units)
         chunk_scores = self.scorer.score_chunks(self.query, qvec, chunks)
         if params.path_weight > 0 and chunks:
@@ -239,6 +240,7 @@ class _QIterRun:
             qvec=qvec,
             params=params,
             mentions=self.r.derived.title_mentions,
+            allowed=self.r.chunk_allowed,
         )
         named = links.add_query_titles(scores) if params.query_titles else set()
         linked = links.follow(scores) if params.title_links else {}

@@ -41,6 +41,7 @@ from cuerag.results import (
 )
 from cuerag.scoring import Scorer
 from cuerag.store.base import VectorStore
+from cuerag.subset import Subset
 
 __all__ = [
     "METHODS",
@@ -74,8 +75,10 @@ class Retriever:
         models: Models,
         scorer: Scorer,
         derived: SnapshotIndexes | None = None,
+        subset: Subset | None = None,
     ) -> None:
         self.corpus = corpus
+        self.subset = subset  # None: the whole corpus
         self.graph = graph
         self.scorer = scorer
         self._store = store
@@ -83,8 +86,23 @@ class Retriever:
         self.derived = derived or SnapshotIndexes(graph)  # the engine keeps one per snapshot
 
     def lexical_scores(self, query: str) -> LexicalScores:
-        """The query's BM25 evidence for every unit and chunk."""
-        return self.derived.lexical().scores(query)
+        """The query's BM25 evidence for every unit and chunk (zero outside the subset)."""
+        scores = self.derived.lexical().scores(query)
+        if self.subset is None:
+            return scores
+        return LexicalScores(units=scores.units * self.subset.units, chunks=scores.chunks * self.subset.chunks)
+
+    def chunk_allowed(self, c: int) -> bool:
+        return self.subset is None or self.subset.has_chunk(c)
+
+    def unit_allowed(self, u: int) -> bool:
+        return self.subset is None or self.subset.has_unit(u)
+
+    def _allowed(self, kind: str, pos: int) -> bool:
+        if self.subset is None:
+            return True
+        mask = {CHUNKS: self.subset.chunks, UNITS: self.subset.units, ENTITIES: self.subset.entities}[kind]
+        return bool(mask[pos])
 
     # -- vectors --
 
@@ -130,7 +148,7 @@ class Retriever:
         graph = self.graph
         found: dict[int, float] = {}
         exact = graph.entity_pos.get(entity_point_id(mention))
-        if exact is not None:
+        if exact is not None and self._allowed(ENTITIES, exact):
             found[exact] = 1.0
         wanted = k - len(found)
         for pos, score in self._live_hits(ENTITIES, vector, wanted, graph.entity_pos, skip=set(found)):
@@ -150,6 +168,11 @@ class Retriever:
         """An entity node from its id or its name (linked by similarity), with the link score."""
         g = self.graph
         if entity in g.entity_pos:
+            if not self._allowed(ENTITIES, g.entity_pos[entity]):
+                raise ParameterError(
+                    f"entity {g.entity_names[g.entity_pos[entity]]!r} is not mentioned in the documents the "
+                    "filter selects; widen the filter or expand an entity from this filtered search"
+                )
             return g.entity_pos[entity], 1.0
         if not entity.strip():
             raise ParameterError("entity is empty; pass an entity id or a name")
@@ -175,12 +198,14 @@ class Retriever:
         if k <= 0:
             return []
         limit = max(2 * k, k + len(skip))
+        where = self.subset.where[kind] if self.subset is not None else None
         while True:
-            hits = self._store.search(collection_name(self.corpus, kind), vector, limit=limit)
+            hits = self._store.search(collection_name(self.corpus, kind), vector, limit=limit, where=where)
             out: list[tuple[int, float]] = []
             for hit in hits:
                 pos = live.get(hit.id)
-                if pos is not None and pos not in skip:
+                # The store's filter already keeps to the subset; the mask is the snapshot's word.
+                if pos is not None and pos not in skip and self._allowed(kind, pos):
                     out.append((pos, hit.score))
                     if len(out) == k:
                         return out
@@ -200,7 +225,7 @@ class Retriever:
     ) -> list[tuple[int, float]]:
         """An entity's top-k adjacent units not in `exclude`, by cosine with `vector`, fused with
         the units' `lexical` scores when a weight is given."""
-        adjacent = [u for u in self.graph.entity_units[entity] if u not in exclude]
+        adjacent = [u for u in self.graph.entity_units[entity] if u not in exclude and self.unit_allowed(u)]
         if not adjacent:
             return []
         norm = float(np.linalg.norm(vector)) or 1.0
@@ -256,7 +281,7 @@ class Retriever:
             score=round(score, 6),
             entity_ids=[g.entity_ids[e] for e in g.unit_entities[unit]],
             entity_names=[g.entity_names[e] for e in g.unit_entities[unit]],
-            chunk_ids=[g.chunk_ids[c] for c in g.unit_chunks[unit]],
+            chunk_ids=[g.chunk_ids[c] for c in g.unit_chunks[unit] if self.chunk_allowed(c)],
         )
 
     def unit_node(self, unit: int) -> UnitNode:

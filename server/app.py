@@ -17,6 +17,7 @@ from cuerag.redact import redact_values
 from server.config import ServerSettings
 from server.tool_adapter import make_tool
 from tools import TOOLS, AppState, ToolSpec
+from tools.resources import DOCUMENT_TEMPLATE, read_document_resource
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +34,12 @@ Walk step by step instead when q_iter's passages lack a hop (the reasons show wh
 paths went through, and none reaches the missing fact), or when you must control each hop:
 link_entities or search_units to start, expand_entity for the next hop (pass the statements
 already on your path as `subtract`, so the search looks for what is still missing, and as
-`exclude`), then get_chunks for the full passages."""
+`exclude`), then get_chunks for the full passages.
+
+Every retrieval tool takes `filter` to search part of a corpus: doc_ids, path_prefix (of the source
+path), path_glob (fnmatch) and tags (front matter; any of them); a document must match all given.
+list_documents shows what a corpus holds. Hits link their document as a resource
+(cuerag://{corpus}/documents/{doc_id}); read_document reads a window around a chunk."""
 
 
 @dataclass
@@ -80,6 +86,14 @@ def build_server(
         log_level="WARNING",
         tools=[make_tool(spec) for spec in TOOLS if _listed(spec, engine_settings, server_settings)],
     )
+
+    server.resource(
+        DOCUMENT_TEMPLATE,
+        name="document",
+        title="Document",
+        description="A document's extracted text, as read_document gives it (first 100,000 characters).",
+        mime_type="text/plain",
+    )(read_document_resource)
 
     @server.resource("config://server", mime_type="application/json")
     def server_config() -> str:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from server.arguments import invalid_arguments
 from tools import ToolSpec
 from tools.rendering import render_text
+from tools.resources import document_links
 
 
 def _without_titles(schema: Any) -> Any:
@@ -49,8 +50,9 @@ class CueTool(Tool):
         if not convert_result:
             return result
         if isinstance(result, BaseModel):
+            # Resource links let a client open each hit's document (see tools/resources.py).
             return CallToolResult(
-                content=[TextContent(type="text", text=render_text(result))],
+                content=[TextContent(type="text", text=render_text(result)), *document_links(result)],
                 structured_content=result.model_dump(mode="json", by_alias=True),
             )
         return self.fn_metadata.convert_result(result)

@@ -175,10 +175,11 @@ async def test_tools_list_is_small_and_every_tool_has_a_title_and_annotations(
     models: Models, data_dir: Path, client: Client
 ) -> None:
     listed = await client.list_tools()
-    assert len(listed.tools) == 11  # every tool but `answer`, which needs an LLM
-    # 9.7 KB with read_document and the sync and lexical arguments (7.9 KB before them; the goal
-    # is 8 KB): the cap keeps it from growing unnoticed.
-    assert len(listed.model_dump_json(by_alias=True, exclude_none=True).encode()) <= 10_240
+    assert len(listed.tools) == 12  # every tool but `answer`, which needs an LLM
+    # 10.9 KB with list_documents and the retrieval tools' `filter` (9.7 KB before them, 7.9 KB
+    # before read_document and the sync and lexical arguments; the goal is 8 KB): the cap keeps it
+    # from growing unnoticed.
+    assert len(listed.model_dump_json(by_alias=True, exclude_none=True).encode()) <= 11_264
     for tool in listed.tools:
         assert tool.title and tool.annotations is not None, tool.name
         assert tool.annotations.read_only_hint is not None and tool.annotations.open_world_hint is False, tool.name

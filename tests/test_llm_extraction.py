@@ -764,6 +764,14 @@ async def test_mcp_answer_tool_with_an_llm(models: Models, tmp_path: Path) -> No
             assert all(c["why"] for c in brief["chunks"]) and brief["llm_tokens"] >= 0  # 0 when cached
             assert compact.content[0].text.startswith("answer: Middlesbrough")  # type: ignore[union-attr]
 
+            # Limited to one document, the answer is written from its chunks alone.
+            one = answer["chunks"][0]["doc_id"]
+            limited = await client.call_tool(
+                "answer", {"corpus": CORPUS, "question": question, "top_n": 2, "filter": {"doc_ids": [one]}}
+            )
+            assert limited.structured_content is not None, limited.content
+            assert {c["doc_id"] for c in limited.structured_content["chunks"]} == {one}
+
 
 @pytest.mark.anyio
 async def test_mcp_answer_tool_hidden_without_an_llm(models: Models, tmp_path: Path) -> None:

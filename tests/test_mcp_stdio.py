@@ -63,6 +63,15 @@ async def test_stdio_index_and_q_iter(tmp_path: Path) -> None:
                 assert not result.is_error, result.content[0].text  # type: ignore[union-attr]
                 docs = [h["doc_id"] for h in result.structured_content["chunks"]]  # type: ignore[index]
                 assert "nottingham-forest-fa-cup" in docs
+                # Each hit's document is linked, and opens as a resource over the same transport.
+                links = [c.uri for c in result.content if c.type == "resource_link"]
+                assert links[0] == f"cuerag://sample/documents/{docs[0]}"
+                opened = await client.read_resource(links[0])
+                assert opened.contents[0].text.strip()  # type: ignore[union-attr]
+                only = {"doc_ids": ["nottingham-forest-fa-cup"]}
+                filtered = await client.call_tool("q_iter", {"corpus": "sample", "query": TOY, "filter": only})
+                hits = filtered.structured_content["chunks"]  # type: ignore[index]
+                assert [h["doc_id"] for h in hits] == ["nottingham-forest-fa-cup"]
 
                 outside = await client.call_tool(
                     "index_corpus", {"corpus": "x", "paths": [str(ROOT / "pyproject.toml")]}

@@ -43,6 +43,7 @@ READ_TOOLS = {
     "read_document",
     "get_units",
     "list_corpora",
+    "list_documents",
 }
 WRITE_TOOLS = {"index_corpus", "delete_documents"}
 ALL_TOOLS = READ_TOOLS | WRITE_TOOLS
@@ -167,7 +168,7 @@ async def test_retrieval_tool_schemas_equal_the_parameter_models_ranges(session:
     keys = ("type", "minimum", "maximum", "default", "description")
     for name in ("q_iter", "dense_search"):
         given = tools[name].input_schema["properties"]
-        tunables = set(given) - {"corpus", "query", "llm_entities", "detail"}
+        tunables = set(given) - {"corpus", "query", "llm_entities", "detail", "filter"}
         assert tunables and tunables <= set(model), (name, tunables - set(model))
         for field_name in tunables:
             assert {k: given[field_name].get(k) for k in keys} == {k: model[field_name].get(k) for k in keys}, (

@@ -14,6 +14,7 @@ from tools.get_nodes import get_chunks, get_units
 from tools.index_corpus import index_corpus
 from tools.link_entities import link_entities
 from tools.list_corpora import list_corpora
+from tools.list_documents import list_documents
 from tools.q_iter import dense_search, q_iter
 from tools.read_document import read_document
 from tools.search_units import search_units
@@ -29,6 +30,7 @@ TOOLS: list[ToolSpec] = [
     get_units,
     read_document,
     list_corpora,
+    list_documents,
     index_corpus,
     delete_documents,
 ]

@@ -10,7 +10,7 @@ from pydantic import Field
 
 from cuerag import AnswerResult, make_params
 from cuerag.explain import GraphTitles
-from tools.common import READ_ONLY, AppState, Corpus, Query, run_engine, state_of, tool
+from tools.common import READ_ONLY, AppState, Corpus, Filter, Query, run_engine, state_of, tool
 from tools.rendering import CompactAnswer, Detail, compact_answer
 
 
@@ -25,6 +25,7 @@ async def answer(
     top_n: Annotated[int, Field(ge=1, le=20, description="Chunks the LLM reads.")] = 5,
     llm_entities: Annotated[bool, Field(description="The LLM reads the question's entities.")] = False,
     detail: Detail = "compact",
+    filter: Filter = None,
 ) -> CompactAnswer | AnswerResult:
     """The server's LLM answers from the top_n chunks (Q-Iter by default). Returns the answer and
     the chunks it came from, each with why it was retrieved: check the answer against them."""
@@ -32,7 +33,7 @@ async def answer(
     params = make_params(top_n=top_n)
 
     def run() -> CompactAnswer | AnswerResult:
-        result = engine.answer(corpus, question, params=params, method=method, llm_entities=llm_entities)
+        result = engine.answer(corpus, question, params=params, method=method, llm_entities=llm_entities, filter=filter)
         return compact_answer(result, GraphTitles(engine.graph(corpus))) if detail == "compact" else result
 
     return await run_engine(run)

@@ -13,9 +13,10 @@ import anyio.to_thread
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from cuerag import CueRag, CueRagError
+from cuerag.subset import DocFilter
 
 T = TypeVar("T")
 
@@ -89,4 +90,30 @@ UnitIds = Annotated[list[str], Field(max_length=200, description="Unit ids to sk
 SubtractIds = Annotated[
     list[str],
     Field(max_length=50, description="Unit ids whose meaning leaves the query."),
+]
+
+
+# The filter every retrieval tool takes. Its schema is written out here, compact, because it is
+# repeated in each of those tools' schemas in `tools/list`: the field names and types, no
+# descriptions (the server's instructions and the README say what each does; `DocFilter` checks the
+# values and its errors name them), and no `"default": null`, which says nothing an optional
+# property does not.
+def _no_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+Filter = Annotated[
+    DocFilter | None,
+    WithJsonSchema(
+        {
+            "type": "object",
+            "properties": {
+                "doc_ids": {"type": "array"},
+                "path_prefix": {"type": "string"},
+                "path_glob": {"type": "string"},
+                "tags": {"type": "array"},
+            },
+        }
+    ),
+    Field(json_schema_extra=_no_default),
 ]

@@ -8,7 +8,19 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from cuerag.results import EntityExpansion
-from tools.common import READ_ONLY, AppState, Corpus, Query, SubtractIds, TopK, UnitIds, run_engine, state_of, tool
+from tools.common import (
+    READ_ONLY,
+    AppState,
+    Corpus,
+    Filter,
+    Query,
+    SubtractIds,
+    TopK,
+    UnitIds,
+    run_engine,
+    state_of,
+    tool,
+)
 
 
 @tool("expand_entity", "Expand an entity one hop", READ_ONLY)
@@ -20,12 +32,13 @@ async def expand_entity(
     k: TopK = 3,
     exclude: UnitIds = [],  # noqa: B006
     subtract: SubtractIds = [],  # noqa: B006
+    filter: Filter = None,
 ) -> EntityExpansion:
     """One hop: the units that mention an entity (id or name), ranked against the query minus
     `subtract`, and the next anchors."""
     engine = state_of(ctx).engine
 
     def run() -> EntityExpansion:
-        return engine.retriever(corpus).expand_entity(entity, query, k, exclude=exclude, subtract=subtract)
+        return engine.retriever(corpus, filter).expand_entity(entity, query, k, exclude=exclude, subtract=subtract)
 
     return await run_engine(run)

@@ -6,7 +6,7 @@ from mcp.server.mcpserver import Context
 from pydantic import BaseModel
 
 from cuerag.results import Anchor
-from tools.common import READ_ONLY, AppState, Corpus, Query, TopK, run_engine, state_of, tool
+from tools.common import READ_ONLY, AppState, Corpus, Filter, Query, TopK, run_engine, state_of, tool
 
 
 class LinkResult(BaseModel):
@@ -17,13 +17,15 @@ class LinkResult(BaseModel):
 
 
 @tool("link_entities", "Link a query's entities to the graph", READ_ONLY)
-async def link_entities(corpus: Corpus, query: Query, ctx: Context[AppState], k: TopK = 3) -> LinkResult:
+async def link_entities(
+    corpus: Corpus, query: Query, ctx: Context[AppState], k: TopK = 3, filter: Filter = None
+) -> LinkResult:
     """The query's named entities, each linked to its k closest entity nodes: where to start
     expand_entity."""
     engine = state_of(ctx).engine
 
     def run() -> LinkResult:
-        mentions, anchors = engine.retriever(corpus).link_entities(query, k)
+        mentions, anchors = engine.retriever(corpus, filter).link_entities(query, k)
         return LinkResult(corpus=corpus, query=query, mentions=mentions, anchors=anchors)
 
     return await run_engine(run)

@@ -21,7 +21,8 @@ from cuerag.config import (
 )
 from cuerag.explain import ExplainedResult, GraphTitles
 from cuerag.results import Method
-from tools.common import READ_ONLY, AppState, Corpus, Query, run_engine, state_of, tool
+from cuerag.subset import DocFilter
+from tools.common import READ_ONLY, AppState, Corpus, Filter, Query, run_engine, state_of, tool
 from tools.rendering import CompactResult, Detail, shaped_result
 
 # Defaults and ranges come from the one declaration in cuerag.config.
@@ -37,11 +38,12 @@ async def retrieve(
     method: Method,
     detail: str,
     llm_entities: bool = False,
+    filter: DocFilter | None = None,
 ) -> CompactResult | ExplainedResult:
     """Retrieval shaped for the agent: each chunk explained, the trace only at `detail="full"`."""
 
     def run() -> CompactResult | ExplainedResult:
-        result = engine.query(corpus, query, params=params, method=method, llm_entities=llm_entities)
+        result = engine.query(corpus, query, params=params, method=method, llm_entities=llm_entities, filter=filter)
         return shaped_result(result, GraphTitles(engine.graph(corpus)), detail)
 
     return await run_engine(run)
@@ -62,6 +64,7 @@ async def q_iter(
     lexical_candidates: LexicalCandidates = _DEFAULTS.lexical_candidates,
     llm_entities: Annotated[bool, Field(description="The server's LLM reads the entities.")] = False,
     detail: Detail = "compact",
+    filter: Filter = None,
 ) -> CompactResult | ExplainedResult:
     """Multi-hop retrieval (CUE-RAG Q-Iter); call it first. Returns the top_n chunks, each with
     why it came back. On docs or code try lexical_weight=0.35, lexical_candidates=10. Walk a
@@ -81,7 +84,14 @@ async def q_iter(
         # The engine's own message names the settings that add an LLM: the operator's fix, not the agent's.
         raise ToolError("this server has no LLM for llm_entities: call q_iter without it (NER reads the entities)")
     return await retrieve(
-        engine, corpus, query, params=params, method="qiter", detail=detail, llm_entities=llm_entities
+        engine,
+        corpus,
+        query,
+        params=params,
+        method="qiter",
+        detail=detail,
+        llm_entities=llm_entities,
+        filter=filter,
     )
 
 
@@ -92,9 +102,10 @@ async def dense_search(
     ctx: Context[AppState],
     top_n: QIterTopN = _DEFAULTS.top_n,
     detail: Detail = "compact",
+    filter: Filter = None,
 ) -> CompactResult | ExplainedResult:
     """Plain dense retrieval: the top_n chunks by embedding similarity to the query, no graph.
     Good for single-hop lookups; q_iter is better when the answer needs a bridge entity."""
     engine = state_of(ctx).engine
     params = make_params(top_n=top_n)
-    return await retrieve(engine, corpus, query, params=params, method="dense", detail=detail)
+    return await retrieve(engine, corpus, query, params=params, method="dense", detail=detail, filter=filter)

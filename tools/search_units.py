@@ -6,7 +6,19 @@ from mcp.server.mcpserver import Context
 from pydantic import BaseModel
 
 from cuerag.results import UnitHit
-from tools.common import READ_ONLY, AppState, Corpus, Query, SubtractIds, TopK, UnitIds, run_engine, state_of, tool
+from tools.common import (
+    READ_ONLY,
+    AppState,
+    Corpus,
+    Filter,
+    Query,
+    SubtractIds,
+    TopK,
+    UnitIds,
+    run_engine,
+    state_of,
+    tool,
+)
 
 
 class SearchUnitsResult(BaseModel):
@@ -23,11 +35,12 @@ async def search_units(
     k: TopK = 5,
     exclude: UnitIds = [],  # noqa: B006 - pydantic copies defaults; the schema shows []
     subtract: SubtractIds = [],  # noqa: B006
+    filter: Filter = None,
 ) -> SearchUnitsResult:
     """Units (statements) nearest the query, with their entities (next hops) and chunks."""
     engine = state_of(ctx).engine
 
     def run() -> list[UnitHit]:
-        return engine.retriever(corpus).search_units(query, k, exclude=exclude, subtract=subtract)
+        return engine.retriever(corpus, filter).search_units(query, k, exclude=exclude, subtract=subtract)
 
     return SearchUnitsResult(corpus=corpus, query=query, units=await run_engine(run))

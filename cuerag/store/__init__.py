@@ -4,7 +4,7 @@ mode, a Qdrant server by URL), chosen in one place by `open_store`."""
 from __future__ import annotations
 
 from cuerag.config import Settings
-from cuerag.store.base import Hit, StoredPoint, VectorStore
+from cuerag.store.base import Hit, PointFilter, StoredPoint, VectorStore
 
 
 def open_store(settings: Settings) -> VectorStore:
@@ -25,4 +25,4 @@ def open_store(settings: Settings) -> VectorStore:
     return EdgeStore(settings.data_dir / "qdrant-edge", read_only=settings.read_only)
 
 
-__all__ = ["Hit", "StoredPoint", "VectorStore", "open_store"]
+__all__ = ["Hit", "PointFilter", "StoredPoint", "VectorStore", "open_store"]

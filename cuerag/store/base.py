@@ -20,6 +20,18 @@ class StoredPoint:
 
 
 @dataclass(frozen=True)
+class PointFilter:
+    """Which points a search may return, as a Qdrant filter: every condition given must hold.
+    `doc_ids`: the payload's `doc_id` is one of them (chunks carry it); `ids` / `exclude_ids`:
+    the point id is among / not among them (units and entities, which several documents share,
+    are selected by id)."""
+
+    doc_ids: tuple[str, ...] | None = None
+    ids: tuple[str, ...] | None = None
+    exclude_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Hit:
     """A search result."""
 
@@ -43,7 +55,7 @@ class VectorStore(Protocol):
 
     def upsert(self, name: str, points: Sequence[StoredPoint]) -> None: ...
 
-    def search(self, name: str, vector: np.ndarray, limit: int) -> list[Hit]: ...
+    def search(self, name: str, vector: np.ndarray, limit: int, *, where: PointFilter | None = None) -> list[Hit]: ...
 
     def retrieve(self, name: str, ids: Sequence[str], *, with_vectors: bool = False) -> list[StoredPoint]: ...
 

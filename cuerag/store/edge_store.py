@@ -21,6 +21,10 @@ from qdrant_edge import (
     EdgeConfig,
     EdgeShard,
     EdgeVectorParams,
+    FieldCondition,
+    Filter,
+    HasIdCondition,
+    MatchAny,
     Point,
     Query,
     QueryRequest,
@@ -29,7 +33,7 @@ from qdrant_edge import (
 )
 
 from cuerag.errors import StoreError
-from cuerag.store.base import Hit, StoredPoint
+from cuerag.store.base import Hit, PointFilter, StoredPoint
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -67,6 +71,19 @@ def _vector_of(raw: object) -> np.ndarray | None:
     if isinstance(raw, dict):  # named vectors: ours is the unnamed default ""
         raw = raw.get("")
     return None if raw is None else np.asarray(raw, dtype=np.float32)
+
+
+def _filter(where: PointFilter | None) -> Filter | None:
+    """The filter as qdrant-edge's model (None: no condition)."""
+    if where is None:
+        return None
+    must: list[Any] = []
+    if where.doc_ids is not None:
+        must.append(FieldCondition(key="doc_id", match=MatchAny(any=list(where.doc_ids))))
+    if where.ids is not None:
+        must.append(HasIdCondition(point_ids=set(where.ids)))
+    must_not: list[Any] | None = [HasIdCondition(point_ids=set(where.exclude_ids))] if where.exclude_ids else None
+    return Filter(must=must or None, must_not=must_not)
 
 
 def _copy_sparse(source: str, target: str) -> None:
@@ -238,10 +255,13 @@ class EdgeStore:
             shard.update(UpdateOperation.upsert_points(batch))
 
     @_named_errors("search collection")
-    def search(self, name: str, vector: np.ndarray, limit: int) -> list[Hit]:
+    def search(self, name: str, vector: np.ndarray, limit: int, *, where: PointFilter | None = None) -> list[Hit]:
         shard, lock = self._shard(name)
         request = QueryRequest(
-            query=Query.Nearest(np.asarray(vector, dtype=np.float32).tolist()), limit=limit, with_payload=True
+            query=Query.Nearest(np.asarray(vector, dtype=np.float32).tolist()),
+            filter=_filter(where),
+            limit=limit,
+            with_payload=True,
         )
         with lock:
             results = shard.query(request)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 from qdrant_client import QdrantClient, models
 
-from cuerag.store.base import Hit, StoredPoint
+from cuerag.store.base import Hit, PointFilter, StoredPoint
 
 
 def _vector_of(raw: object) -> np.ndarray | None:
@@ -18,6 +18,21 @@ def _vector_of(raw: object) -> np.ndarray | None:
     if isinstance(raw, dict):
         raw = raw.get("")
     return None if raw is None else np.asarray(raw, dtype=np.float32)
+
+
+def _filter(where: PointFilter | None) -> models.Filter | None:
+    """The filter as qdrant-client's model (None: no condition)."""
+    if where is None:
+        return None
+    must: list[models.Condition] = []
+    if where.doc_ids is not None:
+        must.append(models.FieldCondition(key="doc_id", match=models.MatchAny(any=list(where.doc_ids))))
+    if where.ids is not None:
+        must.append(models.HasIdCondition(has_id=list(where.ids)))
+    must_not: list[models.Condition] = []
+    if where.exclude_ids:
+        must_not.append(models.HasIdCondition(has_id=list(where.exclude_ids)))
+    return models.Filter(must=must or None, must_not=must_not or None)
 
 
 class QdrantClientStore:
@@ -66,9 +81,13 @@ class QdrantClientStore:
         ]
         self._client.upsert(name, points=structs, wait=True)
 
-    def search(self, name: str, vector: np.ndarray, limit: int) -> list[Hit]:
+    def search(self, name: str, vector: np.ndarray, limit: int, *, where: PointFilter | None = None) -> list[Hit]:
         response = self._client.query_points(
-            name, query=np.asarray(vector, dtype=np.float32).tolist(), limit=limit, with_payload=True
+            name,
+            query=np.asarray(vector, dtype=np.float32).tolist(),
+            query_filter=_filter(where),
+            limit=limit,
+            with_payload=True,
         )
         return [Hit(id=str(p.id), score=float(p.score), payload=dict(p.payload or {})) for p in response.points]
 
