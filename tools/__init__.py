@@ -12,6 +12,7 @@ from tools.delete_documents import delete_documents
 from tools.expand_entity import expand_entity
 from tools.get_nodes import get_chunks, get_units
 from tools.index_corpus import index_corpus
+from tools.job_status import job_status
 from tools.link_entities import link_entities
 from tools.list_corpora import list_corpora
 from tools.q_iter import dense_search, q_iter
@@ -30,6 +31,7 @@ TOOLS: list[ToolSpec] = [
     read_document,
     list_corpora,
     index_corpus,
+    job_status,
     delete_documents,
 ]
 
