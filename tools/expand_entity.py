@@ -11,18 +11,17 @@ from cuerag.results import EntityExpansion
 from tools.common import READ_ONLY, AppState, Corpus, Query, SubtractIds, TopK, UnitIds, run_engine, state_of, tool
 
 
-@tool("expand_entity", "Expand an entity one hop", READ_ONLY)
+@tool("expand_entity", "Expand an entity", READ_ONLY)
 async def expand_entity(
     corpus: Corpus,
-    entity: Annotated[str, Field(min_length=1, max_length=500, description="Entity id or name.")],
+    entity: Annotated[str, Field(min_length=1, max_length=500, description="Id or name.")],
     query: Query,
     ctx: Context[AppState],
     k: TopK = 3,
     exclude: UnitIds = [],  # noqa: B006
     subtract: SubtractIds = [],  # noqa: B006
 ) -> EntityExpansion:
-    """One hop: the units that mention an entity (id or name), ranked against the query minus
-    `subtract`, and the next anchors."""
+    """One hop: the units naming an entity, ranked against the query minus `subtract`."""
     engine = state_of(ctx).engine
 
     def run() -> EntityExpansion:

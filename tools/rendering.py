@@ -20,7 +20,7 @@ from cuerag.explain import ExplainedResult, GraphTitles, HitReason, PathStep, ex
 
 Detail = Annotated[
     Literal["compact", "full"],
-    Field(description="compact, or full (adds the trace)."),
+    Field(description="full adds the trace."),
 ]
 
 # Past this many characters a path step's statement is cut in the compact view: the step names the
