@@ -179,6 +179,9 @@ async def test_tools_list_is_small_and_every_tool_has_a_title_and_annotations(
     # 7.2 KB with the background jobs (job_status, index_corpus's background and watch): the goal
     # is 8 KB, and the cap keeps it from growing unnoticed.
     assert len(listed.model_dump_json(by_alias=True, exclude_none=True).encode()) <= 8_192
+    q_iter = next(t for t in listed.tools if t.name == "q_iter").input_schema["properties"]
+    assert "llm_entities" not in q_iter  # this server has no LLM to honour it
+    assert q_iter["query"] == {"type": "string"}  # the length guard is enforced, not listed (below)
     for tool in listed.tools:
         assert tool.title and tool.annotations is not None, tool.name
         assert tool.annotations.read_only_hint is not None and tool.annotations.open_world_hint is False, tool.name
@@ -259,6 +262,7 @@ async def test_argument_errors_are_one_line_that_says_what_to_change(client: Cli
         ),
         ("index_corpus", {"corpus": "x", "paths": "notes/"}, 'give a list of strings (at most 1000), e.g. ["notes/"]'),
         ("q_iter", {"corpus": SAMPLE, "query": TOY, "detail": "short"}, 'give one of "compact", "full"'),
+        ("q_iter", {"corpus": SAMPLE, "query": "x" * 4001}, "give a string of 1 to 4000 characters"),
     ]
     for tool, args, expected in cases:
         result = await client.call_tool(tool, args)
