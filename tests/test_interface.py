@@ -201,7 +201,19 @@ async def test_compact_result_explains_each_chunk_and_full_adds_the_trace(client
         assert hit["title"] and hit["text"] and hit["why"], hit
         assert not UUID.search(hit["why"]), hit["why"]
     walked = [h for h in hits if h["path"]]
-    assert walked and all(s["via"] and s["title"] for h in walked for s in h["path"])
+    assert walked and all(s["via"] for h in walked for s in h["path"])
+    # A step's statement is given once: as the rank of the returned passage that holds it, or (no
+    # returned passage holds it) as its text and its passage's title.
+    by_rank = {h["rank"]: h for h in hits}
+    full_paths = {h["chunk_id"]: h["why"]["path"] for h in full.structured_content["chunks"]}
+    for hit in walked:
+        for step, whole in zip(hit["path"], full_paths[hit["chunk_id"]], strict=True):
+            if "passage" in step:
+                held = by_rank[step["passage"]]
+                assert whole["unit"] in held["text"] and whole["title"] == held["title"] and "unit" not in step
+            else:
+                assert step["title"] == whole["title"] and whole["unit"].startswith(step["unit"].rstrip("…"))
+                assert not any(whole["unit"] in h["text"] and whole["title"] == h["title"] for h in hits)
     # The bridge of the toy question: the FA Cup passage is reached from the European Cup's winner.
     fa = next(h for h in hits if h["doc_id"] == "nottingham-forest-fa-cup")
     assert "Nottingham Forest" in [s["via"] for s in fa["path"]]
@@ -213,7 +225,12 @@ async def test_compact_result_explains_each_chunk_and_full_adds_the_trace(client
     # Full keeps today's trace, and every chunk says why in words too.
     trace = full.structured_content["trace"]
     assert trace["depths"] and all(d["paths"] for d in trace["depths"])
-    assert all(h["why"]["text"] == c["why"] for h, c in zip(full.structured_content["chunks"], hits, strict=True))
+    for h, c in zip(full.structured_content["chunks"], hits, strict=True):
+        # The same sentence; compact leaves out the path's entities, listed beside it.
+        through = " through " + " → ".join(step["via"] for step in h["why"]["path"])
+        assert h["why"]["text"] == (
+            c["why"].replace("reached it (", f"reached it{through} (") if c["path"] else c["why"]
+        )
     assert len(compact.content[0].text) < len(json.dumps(full.structured_content))  # type: ignore[union-attr]
 
 
