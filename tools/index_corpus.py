@@ -171,8 +171,11 @@ async def finish_in_call(job: Job, ctx: Context[AppState]) -> IndexReport:
         job.stop.set()
         log.warning("index_corpus cancelled by the client; job %s stops at its next step", job.id)
         raise
-    if job.state == "failed":
-        raise ToolError(job.error or "index run failed")
+    if isinstance(job.failure, CueRagError):
+        raise ToolError(str(job.failure)) from job.failure
+    if job.failure is not None:
+        raise job.failure  # a bug: reported as the SDK reports any crash, as before jobs
+
     if job.result is None:  # cancelled by job_status while this call waited
         raise ToolError(f"job {job.id} was cancelled; the corpus is as before it, and a rerun completes it")
     return job.result

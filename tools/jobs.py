@@ -69,6 +69,7 @@ class Job:
     stage: str = ""
     syncs: int = 0
     error: str | None = None
+    failure: Exception | None = None  # what made it fail, for a caller waiting within its call
     result: IndexReport | None = None
     started: float = field(default_factory=time.monotonic)
     finished: float | None = None
@@ -190,10 +191,10 @@ class Jobs:
         except Cancelled:
             job.state = "cancelled"
         except CueRagError as exc:
-            job.state, job.error = "failed", str(exc)
+            job.state, job.error, job.failure = "failed", str(exc), exc
         except Exception as exc:  # a bug: the job fails, the server goes on
             log.exception("job %s failed", job.id)
-            job.state, job.error = "failed", f"internal error: {type(exc).__name__}: {exc}"
+            job.state, job.error, job.failure = "failed", f"internal error: {type(exc).__name__}: {exc}", exc
         finally:
             job.finished = time.monotonic()
             log.info("job %s ended: %s", job.id, job.state)
