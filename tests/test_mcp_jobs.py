@@ -179,6 +179,7 @@ async def test_a_busy_corpus_and_the_cap_refuse_a_second_job(models: Models, tmp
 async def test_job_status_refuses_what_it_cannot_do(client: tuple[Client, CueRag, Path]) -> None:
     c, _, folder = client
     assert "no job 'nope'" in await call_error(c, "job_status", job_id="nope")
+    assert "give `job_id` to wait for or cancel a job" in await call_error(c, "job_status", cancel=True)
     too_long = await call_error(c, "job_status", job_id="x", wait_s=61)
     assert "wait_s" in too_long and "from 0 to 60" in too_long, too_long
     # A watch keeps one folder: not a file, not inline documents.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
@@ -33,6 +34,8 @@ async def job_status(
 ) -> JobInfo | JobList:
     """An index job's state, progress, result or error; waiting notifies progress."""
     jobs = state_of(ctx).jobs
+    if not job_id and (cancel or wait_s):
+        raise ToolError("give `job_id` to wait for or cancel a job; without it, job_status lists the jobs")
     if not job_id:
         return JobList(jobs=[j.info().model_copy(update={"result": None}) for j in jobs.all()])
     job = jobs.get(job_id)
