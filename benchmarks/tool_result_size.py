@@ -3,6 +3,11 @@ size of `tools/list`.
 
     .venv/bin/python benchmarks/tool_result_size.py --data-dir DIR --corpus NAME \
         --questions ../shared/data/hotpotqa/hotpotqa_train100.json [--limit 20] [--detail compact|full]
+    .venv/bin/python benchmarks/tool_result_size.py --data-dir DIR --corpus wiki \
+        --titles-from ../shared/data/2wikimultihopqa/2wikimultihopqa_corpus.json --limit 50
+
+The 2Wiki corpus file has no questions: `--titles-from` builds them from its titles with 2Wiki's
+question shapes (`cuerag.bench.make_queries`, as `cuerag bench` and `mcp_http_load.py` do).
 
 Serves the index read-only through the real MCP server and an in-memory SDK client, lists the
 tools, then calls `q_iter` at its defaults on the first `--limit` questions. Reports the bytes of
@@ -23,7 +28,8 @@ from typing import Any
 import anyio
 from mcp import Client
 
-from cuerag import Settings
+from cuerag import Settings, load_paths
+from cuerag.bench import make_queries
 from cuerag.text import TextTools
 from server.app import build_server
 from server.config import ServerSettings
@@ -84,12 +90,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--corpus", required=True)
-    parser.add_argument("--questions", type=Path, required=True, help="A HotpotQA, 2Wiki or MuSiQue file.")
+    given = parser.add_mutually_exclusive_group(required=True)
+    given.add_argument("--questions", type=Path, help="A HotpotQA, 2Wiki or MuSiQue question file.")
+    given.add_argument("--titles-from", type=Path, help="A corpus file whose titles the questions are built from.")
     parser.add_argument("--limit", type=int, default=20)
     parser.add_argument("--detail", choices=["compact", "full"], default=None, help="Default: the server's default.")
     args = parser.parse_args()
-    # HotpotQA, 2Wiki and MuSiQue files are lists of records with a "question".
-    questions = [r["question"] for r in json.loads(args.questions.read_text())][: args.limit]
+    if args.questions is not None:
+        # HotpotQA, 2Wiki and MuSiQue files are lists of records with a "question".
+        questions = [r["question"] for r in json.loads(args.questions.read_text())][: args.limit]
+    else:
+        titles = [d.title for d in load_paths([args.titles_from]) if d.title]
+        questions = make_queries(titles, args.limit, seed=11)
     anyio.run(measure, args.data_dir, args.corpus, questions, args.detail)
 
 

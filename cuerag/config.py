@@ -151,9 +151,9 @@ class Settings(BaseSettings):
 
 # Q-Iter's parameters, each declared once with its range and meaning: `QIterParams` is built from
 # these, and so are the MCP tools' arguments and the CLI's help, so the three cannot disagree.
-QIterK = Annotated[int, Field(ge=1, le=50, description="K: entity nodes per query entity, units per anchor.")]
-QIterDepth = Annotated[int, Field(ge=0, le=10, description="D: beam-search depth (0: anchoring only).")]
-QIterBeam = Annotated[int, Field(ge=1, le=50, description="M: paths kept after each depth.")]
+QIterK = Annotated[int, Field(ge=1, le=50, description="K: entities per query entity, units per anchor.")]
+QIterDepth = Annotated[int, Field(ge=0, le=10, description="D: hops (0: anchoring only).")]
+QIterBeam = Annotated[int, Field(ge=1, le=50, description="M: paths kept per hop.")]
 QIterTopN = Annotated[int, Field(ge=1, le=100, description="N: chunks returned.")]
 KnowledgeAnchoring = Annotated[
     bool, Field(description="Add the entities of the top-K units nearest the query as anchors.")
@@ -179,7 +179,7 @@ QueryTitles = Annotated[
     bool,
     # For each title the query names, its chunk closest to the query becomes a candidate with full
     # path evidence (1.0).
-    Field(description="Chunks whose title the query names join the candidates."),
+    Field(description="Add chunks whose title the query names."),
 ]
 TitleLinks = Annotated[
     int,
@@ -188,7 +188,7 @@ TitleLinks = Annotated[
         le=20,
         # For each title the top chunks name, its best chunk becomes a candidate, scored against the
         # query enriched with the naming chunk, or keeps its own score if that is higher.
-        description="Follow title links from this many top chunks (0: off).",
+        description="Follow title links of this many top chunks.",
     ),
 ]
 LinkBoost = Annotated[
@@ -208,7 +208,7 @@ LexicalWeight = Annotated[
         # BM25 scaled to the query's best match, fused with the cosine wherever Q-Iter chooses text: the
         # units it anchors on (the lexical top units join the nearest ones), each hop's units, the
         # paths kept and the chunks returned. 0 is the embedder alone, as in the paper.
-        description="Weight of BM25 against the embedder's cosine in anchoring, hops and reranks (0: off).",
+        description="BM25 weight vs cosine (0: off).",
     ),
 ]
 
@@ -227,7 +227,7 @@ LexicalCandidates = Annotated[
         ge=0,
         le=100,
         # Scored on their own fused score, though no kept path reached them.
-        description="Top BM25 chunks added to the final rerank when lexical_weight > 0 (0: none).",
+        description="Top BM25 chunks added to the rerank.",
     ),
 ]
 

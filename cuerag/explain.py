@@ -85,9 +85,12 @@ def _quoted(title: str) -> str:
     return f"“{title}”" if title else "an untitled passage"
 
 
-def explain_hit(hit: ChunkHit, result: RetrievalResult | AnswerResult, titles: GraphTitles) -> HitReason:
+def explain_hit(
+    hit: ChunkHit, result: RetrievalResult | AnswerResult, titles: GraphTitles, *, name_path: bool = True
+) -> HitReason:
     """One hit's reason. A chunk can have several (a named title the walk reached as well): the
-    sentence gives the one that set its score first, then the others."""
+    sentence gives the one that set its score first, then the others. `name_path=False` leaves the
+    path's entities out of the sentence, for a reader shown the path itself beside it."""
     path = best_path(hit, result)
     steps = (
         [
@@ -98,11 +101,8 @@ def explain_hit(hit: ChunkHit, result: RetrievalResult | AnswerResult, titles: G
         else []
     )
     score = path.score if path is not None else None
-    walked = (
-        f"the graph walk reached it through {' → '.join(s.via for s in steps)} (path score {score:.3f})"
-        if path is not None
-        else ""
-    )
+    through = f" through {' → '.join(s.via for s in steps)}" if name_path else ""
+    walked = f"the graph walk reached it{through} (path score {score:.3f})" if path is not None else ""
     if hit.source != "graph":
         if result.method == "qiter":
             n = len(result.chunks)

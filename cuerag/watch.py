@@ -18,8 +18,8 @@ from pathlib import Path, PurePosixPath
 import watchfiles
 
 from cuerag.engine import CueRag
-from cuerag.errors import CueRagError
-from cuerag.folders import WalkRules, is_ignored
+from cuerag.errors import Cancelled, CueRagError
+from cuerag.folders import FileCheck, WalkRules, is_ignored
 from cuerag.index import IndexReport, Progress
 
 log = logging.getLogger(__name__)
@@ -32,13 +32,17 @@ def watch_folder(
     *,
     rules: WalkRules | None = None,
     on_report: Callable[[IndexReport], None],
+    on_error: Callable[[CueRagError], None] | None = None,
     stop: threading.Event | None = None,
     debounce_ms: int = 500,
+    check: FileCheck | None = None,
     progress: Progress | None = None,
 ) -> None:
     """Sync `folder` into `corpus` now and after every change until `stop` is set (or Ctrl-C,
     which watchfiles turns into a clean return). A sync that fails (a file vanished mid-read, the
-    corpus busy) is logged and retried at the next change; the watch goes on."""
+    corpus busy) is logged, given to `on_error`, and retried at the next change; the watch goes on.
+    Setting `stop` also stops a sync under way at its next step (see cuerag.index: a rerun
+    completes it). `check` is asked about every file a sync reads (the server's allowed roots)."""
     rules = rules or WalkRules()
     root = folder.expanduser().resolve()
     data_dir = engine.settings.data_dir.expanduser().resolve()
@@ -49,11 +53,21 @@ def watch_folder(
             return False
         return not is_ignored(PurePosixPath(path.relative_to(root).as_posix()), rules)
 
+    should_stop = stop.is_set if stop is not None else None
+
     def sync() -> None:
         try:
-            on_report(engine.index_paths(corpus, [root], sync=True, rules=rules, progress=progress))
+            report = engine.index_paths(
+                corpus, [root], sync=True, rules=rules, check=check, progress=progress, should_stop=should_stop
+            )
+        except Cancelled:
+            return  # stopped: the watch ends at the next yield
         except CueRagError as exc:
             log.warning("sync of %s into %s failed: %s", root, corpus, exc)
+            if on_error is not None:
+                on_error(exc)
+            return
+        on_report(report)
 
     synced = False
     # The first sync runs at the first (empty) yield, once the watcher is in place: a change made

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
+import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 
@@ -18,6 +19,7 @@ from server.config import ServerSettings
 from server.tool_adapter import make_tool
 from tools import TOOLS, AppState, ToolSpec
 from tools.resources import DOCUMENT_TEMPLATE, read_document_resource
+from tools.jobs import JobLimits, Jobs
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +30,8 @@ For a question, call q_iter first: one call walks the graph (entity → statemen
 returns the best passages, each with why it is there (its best path, a title the question names,
 a title link from another passage, or the dense fill). Cite the passages by title and doc_id. Its
 default detail="compact" is sized for a context window; ask detail="full" only to inspect every
-kept path. dense_search is enough for a single-hop lookup.
+kept path. On documentation or code, add lexical_weight=0.35 and lexical_candidates=10. dense_search
+is enough for a single-hop lookup.
 
 Walk step by step instead when q_iter's passages lack a hop (the reasons show which entity the
 paths went through, and none reaches the missing fact), or when you must control each hop:
@@ -39,7 +42,10 @@ already on your path as `subtract`, so the search looks for what is still missin
 Every retrieval tool takes `filter` to search part of a corpus: doc_ids, path_prefix (of the source
 path), path_glob (fnmatch) and tags (front matter; any of them); a document must match all given.
 list_documents shows what a corpus holds. Hits link their document as a resource
-(cuerag://{corpus}/documents/{doc_id}); read_document reads a window around a chunk."""
+(cuerag://{corpus}/documents/{doc_id}); read_document reads a window around a chunk.
+
+index_corpus with background=true (or watch=true, to keep a folder in sync) returns a job at once:
+job_status polls it, waits for it (wait_s) or stops it (cancel=true)."""
 
 
 @dataclass
@@ -70,12 +76,19 @@ def build_server(
     @asynccontextmanager
     async def lifespan(_: MCPServer[AppState]) -> AsyncIterator[AppState]:
         engine = await anyio.to_thread.run_sync(engine_factory, engine_settings)
-        holder.state = AppState(engine=engine, allowed_roots=list(server_settings.allowed_roots))
-        log.info("engine ready: corpora %s", engine.corpora())
         try:
-            yield holder.state
+            # Background jobs run in this task group: they outlive the calls that start them and
+            # end with the server, each stopped at its next step before the engine closes.
+            async with anyio.create_task_group() as task_group:
+                jobs = Jobs(task_group, JobLimits(server_settings.max_jobs, server_settings.kept_jobs))
+                holder.state = AppState(engine=engine, jobs=jobs, allowed_roots=list(server_settings.allowed_roots))
+                log.info("engine ready: corpora %s", engine.corpora())
+                try:
+                    yield holder.state
+                finally:
+                    holder.state = None
+                    jobs.stop_all()
         finally:
-            holder.state = None
             engine.close()
 
     server: MCPServer[AppState] = MCPServer(
@@ -84,7 +97,11 @@ def build_server(
         version="0.1.0",
         lifespan=lifespan,
         log_level="WARNING",
-        tools=[make_tool(spec) for spec in TOOLS if _listed(spec, engine_settings, server_settings)],
+        tools=[
+            make_tool(spec, llm=engine_settings.llm_provider != "none")
+            for spec in TOOLS
+            if _listed(spec, engine_settings, server_settings)
+        ],
     )
 
     server.resource(

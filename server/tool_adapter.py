@@ -15,12 +15,18 @@ from typing import Any
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from server.arguments import invalid_arguments
 from tools import ToolSpec
 from tools.rendering import render_text
 from tools.resources import document_links
+
+# Bounds that guard the server (a 4,000-character query, 200 ids, a 64-character name, no unknown
+# keys) rather than describe a choice: the argument model enforces them and an argument past one is
+# refused with the bound named (see server/arguments.py), so `tools/list` need not repeat them on
+# every connection. Numeric ranges (k from 1 to 50) are choices, and stay.
+_GUARDS = frozenset({"maxLength", "minLength", "maxItems", "minItems", "additionalProperties"})
 
 
 def _without_titles(schema: Any) -> Any:
@@ -34,7 +40,34 @@ def _without_titles(schema: Any) -> Any:
     return schema
 
 
+# Defaults that say what leaving the argument out says: no items, no text, off.
+_EMPTY: tuple[Any, ...] = ([], "", None, False)
+
+
+def _published(schema: Any) -> Any:
+    """The schema as listed: without the size guards and the empty defaults, and an optional value
+    (`X | None`) as X alone: leaving it out is how to give none."""
+    if isinstance(schema, dict):
+        options = schema.get("anyOf")
+        if isinstance(options, list) and {"type": "null"} in options and len(options) == 2:
+            (kept,) = (o for o in options if o != {"type": "null"})
+            rest = {k: v for k, v in schema.items() if k != "anyOf"}
+            return _published({**kept, **rest})
+        return {
+            k: _published(v)
+            for k, v in schema.items()
+            if k not in _GUARDS or isinstance(v, dict)
+            if not (k == "default" and any(v is e or (v == e and type(v) is type(e)) for e in _EMPTY))
+        }
+    if isinstance(schema, list):
+        return [_published(v) for v in schema]
+    return schema
+
+
 class CueTool(Tool):
+    # The whole argument schema, size guards included: what errors are explained against.
+    checked_schema: dict[str, Any] = Field(default_factory=dict, exclude=True)
+
     @cached_property
     def output_schema(self) -> dict[str, Any] | None:
         return None
@@ -45,7 +78,7 @@ class CueTool(Tool):
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
                 # The cause stays a ValidationError: the SDK logs the field names from it.
-                raise ToolError(invalid_arguments(self.name, exc.__cause__, self.parameters)) from exc.__cause__
+                raise ToolError(invalid_arguments(self.name, exc.__cause__, self.checked_schema)) from exc.__cause__
             raise
         if not convert_result:
             return result
@@ -58,7 +91,7 @@ class CueTool(Tool):
         return self.fn_metadata.convert_result(result)
 
 
-def make_tool(spec: ToolSpec) -> CueTool:
+def make_tool(spec: ToolSpec, *, llm: bool = False) -> CueTool:
     """The MCP tool for a registry entry. Unknown argument names are refused: the SDK drops them
     silently, so a misspelt `topn=2` would run with the default and the agent never learn why.
     Types are checked strictly, for every parameter: the schema says integer, so `"3"`, `true` and
@@ -76,6 +109,11 @@ def make_tool(spec: ToolSpec) -> CueTool:
     )
     # Unknown arguments are refused by the argument model with a message naming the right ones;
     # `additionalProperties: false` in every schema would say it again in `tools/list`.
-    parameters = _without_titles(base.parameters)
+    checked = _without_titles(base.parameters)
+    published = _published(checked)
+    if not llm:
+        # An argument the server cannot honour is not offered; sent anyway, the tool says why not.
+        for name in spec.llm_args:
+            published["properties"].pop(name, None)
     fields = {name: getattr(base, name) for name in Tool.model_fields if name != "parameters"}
-    return CueTool(**fields, parameters=parameters)
+    return CueTool(**fields, parameters=published, checked_schema=checked)

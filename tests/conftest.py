@@ -7,9 +7,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from mcp import Client
 
 import cuerag
 from cuerag.config import Settings
@@ -131,3 +133,20 @@ def server_env() -> dict[str, str]:
     env["HF_HUB_OFFLINE"] = "1"
     env["TOKENIZERS_PARALLELISM"] = "false"
     return env
+
+
+async def call(client: Client, name: str, **args: Any) -> dict[str, Any]:
+    """An MCP tool call that must succeed: its structured content."""
+    result = await client.call_tool(name, args)
+    assert not result.is_error, result.content[0].text  # type: ignore[union-attr]
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def call_error(client: Client, name: str, **args: Any) -> str:
+    """An MCP tool call that must fail: its error text."""
+    result = await client.call_tool(name, args)
+    assert result.is_error, f"{name} {args} succeeded: {result.structured_content}"
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert isinstance(text, str)
+    return text

@@ -238,11 +238,12 @@ async def test_mcp_tools_return_citations(client: Client) -> None:
     q = "How many megapixels does the Lumen X3 sensor have?"
     for tool in ("q_iter", "dense_search"):
         top = (await call(client, tool, corpus=CORPUS, query=q))["chunks"][0]
-        cite = top["citation"]
-        assert cite["source"] == "notes/camera.md" and cite["section"] == ["Lumen X3", "Sensor"], tool
-        assert isinstance(cite["start"], int) and isinstance(cite["end"], int)
+        # Compact: what one cites (source, section; pages where there are any), nothing empty.
+        assert top["citation"] == {"source": "notes/camera.md", "section": ["Lumen X3", "Sensor"]}, tool
     got = (await call(client, "get_chunks", corpus=CORPUS, ids=[top["chunk_id"]]))["chunks"][0]
-    assert {**got["citation"], "links": []} == cite  # compact hits leave the links to get_chunks
+    cite = got["citation"]  # whole: the document id, the heading, the span and the links too
+    assert cite["doc_id"] == top["doc_id"] and cite["heading"] == "Lumen X3 › Sensor"
+    assert isinstance(cite["start"], int) and isinstance(cite["end"], int)
     assert {"doc_id": "notes/battery.md", "target": "Battery Notes", "text": "the battery"} in got["citation"]["links"]
     window = await call(client, "read_document", corpus=CORPUS, chunk_id=top["chunk_id"], context=0)
     assert window["text"] == top["text"] and (window["start"], window["end"]) == (cite["start"], cite["end"])

@@ -719,8 +719,9 @@ async def test_mcp_answer_tool_with_an_llm(models: Models, tmp_path: Path) -> No
     with anthropic_standin(script) as standin:
         server = make_server(models, llm_settings(tmp_path, standin.url, alpha=1.0))
         async with Client(server) as client:
-            names = {t.name for t in (await client.list_tools()).tools}
-            assert "answer" in names
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert "answer" in tools
+            assert "llm_entities" in tools["q_iter"].input_schema["properties"]  # listed: the server has an LLM
 
             inline = [{"title": t, "text": x} for t, x in PASSAGES.items()]
             messages: list[str] = []

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import SAMPLE, SAMPLE_CORPUS
+from conftest import SAMPLE, SAMPLE_CORPUS, call, call_error
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
@@ -45,7 +45,7 @@ READ_TOOLS = {
     "list_corpora",
     "list_documents",
 }
-WRITE_TOOLS = {"index_corpus", "delete_documents"}
+WRITE_TOOLS = {"index_corpus", "job_status", "delete_documents"}
 ALL_TOOLS = READ_TOOLS | WRITE_TOOLS
 SAMPLE_DOCS = json.loads(SAMPLE_CORPUS.read_text())
 
@@ -107,21 +107,6 @@ async def session(models: Models, tmp_path_factory: pytest.TempPathFactory) -> A
         )
         assert len(engines) == 1
         yield Session(client=client, engine=engines[0], extra_root=extra_root, first_index=first, progress=progress)
-
-
-async def call(client: Client, name: str, **args: Any) -> dict[str, Any]:
-    result = await client.call_tool(name, args)
-    assert not result.is_error, result.content[0].text  # type: ignore[union-attr]
-    assert result.structured_content is not None
-    return result.structured_content
-
-
-async def call_error(client: Client, name: str, **args: Any) -> str:
-    result = await client.call_tool(name, args)
-    assert result.is_error, f"{name} {args} succeeded: {result.structured_content}"
-    text = result.content[0].text  # type: ignore[union-attr]
-    assert isinstance(text, str)
-    return text
 
 
 def doc_ids(result: dict[str, Any]) -> list[str]:

@@ -12,6 +12,7 @@ from tools.delete_documents import delete_documents
 from tools.expand_entity import expand_entity
 from tools.get_nodes import get_chunks, get_units
 from tools.index_corpus import index_corpus
+from tools.job_status import job_status
 from tools.link_entities import link_entities
 from tools.list_corpora import list_corpora
 from tools.list_documents import list_documents
@@ -32,6 +33,7 @@ TOOLS: list[ToolSpec] = [
     list_corpora,
     list_documents,
     index_corpus,
+    job_status,
     delete_documents,
 ]
 

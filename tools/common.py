@@ -17,6 +17,7 @@ from pydantic import Field, WithJsonSchema
 
 from cuerag import CueRag, CueRagError
 from cuerag.subset import DocFilter
+from tools.jobs import Jobs
 
 T = TypeVar("T")
 
@@ -26,6 +27,7 @@ class AppState:
     """Built once by the server's lifespan and handed to every tool call."""
 
     engine: CueRag
+    jobs: Jobs
     allowed_roots: list[Path] = field(default_factory=list)
 
 
@@ -39,6 +41,7 @@ class ToolSpec:
     annotations: ToolAnnotations
     write: bool = False
     needs_llm: bool = False
+    llm_args: tuple[str, ...] = ()  # arguments listed only when the server has an LLM
 
 
 def tool(
@@ -48,6 +51,7 @@ def tool(
     *,
     write: bool = False,
     needs_llm: bool = False,
+    llm_args: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Any]], ToolSpec]:
     def wrap(fn: Callable[..., Any]) -> ToolSpec:
         return ToolSpec(
@@ -57,6 +61,7 @@ def tool(
             annotations=annotations,
             write=write,
             needs_llm=needs_llm,
+            llm_args=llm_args,
         )
 
     return wrap
@@ -83,13 +88,13 @@ async def run_engine(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 # The engine checks a name in full (1-64 letters, digits, '-' or '_') and says so; the schema keeps
 # only the bound that stops a long string before it reaches the engine.
-Corpus = Annotated[str, Field(max_length=64, description="Corpus name.")]
-Query = Annotated[str, Field(min_length=1, max_length=4000, description="The question.")]
-TopK = Annotated[int, Field(ge=1, le=50, description="Results to return.")]
+Corpus = Annotated[str, Field(max_length=64)]
+Query = Annotated[str, Field(min_length=1, max_length=4000)]
+TopK = Annotated[int, Field(ge=1, le=50)]
 UnitIds = Annotated[list[str], Field(max_length=200, description="Unit ids to skip.")]
 SubtractIds = Annotated[
     list[str],
-    Field(max_length=50, description="Unit ids whose meaning leaves the query."),
+    Field(max_length=50, description="Unit ids to subtract from the query."),
 ]
 
 
@@ -117,3 +122,5 @@ Filter = Annotated[
     ),
     Field(json_schema_extra=_no_default),
 ]
+Include = Annotated[list[str], Field(max_length=100, description="Globs to keep.")]
+Exclude = Annotated[list[str], Field(max_length=100, description="Globs to skip.")]

@@ -20,10 +20,9 @@ from tools.common import AppState, Corpus, run_engine, state_of, tool
 )
 async def delete_documents(
     corpus: Corpus,
-    doc_ids: Annotated[list[str], Field(min_length=1, max_length=10_000, description="Document ids to delete.")],
+    doc_ids: Annotated[list[str], Field(min_length=1, max_length=10_000)],
     ctx: Context[AppState],
 ) -> DeleteReport:
-    """Delete documents by id (a chunk's `doc_id`), with their chunks and the units and entities
-    nothing else supports. Cannot be undone."""
+    """Delete documents with their chunks, units and entities; cannot be undone."""
     engine = state_of(ctx).engine
     return await run_engine(engine.delete_documents, corpus, doc_ids)

@@ -23,10 +23,10 @@ from tools.common import (
 )
 
 
-@tool("expand_entity", "Expand an entity one hop", READ_ONLY)
+@tool("expand_entity", "Expand an entity", READ_ONLY)
 async def expand_entity(
     corpus: Corpus,
-    entity: Annotated[str, Field(min_length=1, max_length=500, description="Entity id or name.")],
+    entity: Annotated[str, Field(min_length=1, max_length=500, description="Id or name.")],
     query: Query,
     ctx: Context[AppState],
     k: TopK = 3,
@@ -34,8 +34,7 @@ async def expand_entity(
     subtract: SubtractIds = [],  # noqa: B006
     filter: Filter = None,
 ) -> EntityExpansion:
-    """One hop: the units that mention an entity (id or name), ranked against the query minus
-    `subtract`, and the next anchors."""
+    """One hop: the units naming an entity, ranked against the query minus `subtract`."""
     engine = state_of(ctx).engine
 
     def run() -> EntityExpansion:

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from cuerag.results import ChunkNode, UnitNode
 from tools.common import READ_ONLY, AppState, Corpus, run_engine, state_of, tool
 
-Ids = Annotated[list[str], Field(min_length=1, max_length=200, description="Ids from earlier results.")]
+Ids = Annotated[list[str], Field(min_length=1, max_length=200)]
 
 
 class ChunksResult(BaseModel):
@@ -23,9 +23,9 @@ class UnitsResult(BaseModel):
     units: list[UnitNode]
 
 
-@tool("get_chunks", "Get chunks by id", READ_ONLY)
+@tool("get_chunks", "Get chunks", READ_ONLY)
 async def get_chunks(corpus: Corpus, ids: Ids, ctx: Context[AppState]) -> ChunksResult:
-    """Chunks by id: text, title, unit ids and citation (source, pages, section, span, links)."""
+    """Chunks' text, title, units, citation and links."""
     engine = state_of(ctx).engine
 
     def run() -> ChunksResult:
@@ -34,9 +34,9 @@ async def get_chunks(corpus: Corpus, ids: Ids, ctx: Context[AppState]) -> Chunks
     return await run_engine(run)
 
 
-@tool("get_units", "Get knowledge units by id", READ_ONLY)
+@tool("get_units", "Get units", READ_ONLY)
 async def get_units(corpus: Corpus, ids: Ids, ctx: Context[AppState]) -> UnitsResult:
-    """Knowledge units by id, with their entities and chunks."""
+    """Units with their entities and chunks."""
     engine = state_of(ctx).engine
 
     def run() -> UnitsResult:

@@ -3,25 +3,28 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import math
 from pathlib import Path
 from typing import Annotated
 
-import anyio.from_thread
+import anyio
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
-from cuerag import IndexReport, InputError, WalkRules, make_document
-from tools.common import AppState, Corpus, run_engine, state_of, tool
+from cuerag import CueRag, CueRagError, IndexReport, InputError, WalkRules, make_document
+from cuerag.engine import validate_corpus_name
+from cuerag.watch import watch_folder
+from tools.common import AppState, Corpus, Exclude, Include, state_of, tool
+from tools.jobs import Job, JobHandle, JobInfo, wait_for
 
 log = logging.getLogger(__name__)
 
 # Indexing stages in the order the engine runs them; progress is reported over all of them.
 _STAGES = ("split", "ner", "embed entities", "embed units", "embed chunks", "store")
 _LLM_STAGES = ("split", "extract", *_STAGES[1:])  # at α > 0 the LLM works between split and NER
-_PATHS = "Files or folders under the allowed roots."
+_PATHS = "Server-side files or folders."
 
 
 # Said to an agent that will relay it to a person: what to do, in the places they can do it.
@@ -37,9 +40,9 @@ class DocumentInput(BaseModel):
     # A misspelt key (`doc_id`, `titel`) would otherwise be dropped without a word.
     model_config = ConfigDict(extra="forbid")
 
-    title: str = Field(default="", max_length=1000, description="Title.")
-    text: str = Field(min_length=1, max_length=20_000_000, description="Text.")
-    id: str | None = Field(default=None, max_length=256, description="Stable id.")
+    title: str = Field(default="", max_length=1000)
+    text: str = Field(min_length=1, max_length=20_000_000)
+    id: str | None = Field(default=None, max_length=256)
 
 
 def check_allowed(path: str, roots: list[Path]) -> Path:
@@ -64,7 +67,7 @@ def check_allowed(path: str, roots: list[Path]) -> Path:
 
 @tool(
     "index_corpus",
-    "Index documents into a corpus",
+    "Index documents",
     ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
     write=True,
 )
@@ -72,88 +75,107 @@ async def index_corpus(
     corpus: Corpus,
     ctx: Context[AppState],
     paths: Annotated[list[str], Field(max_length=1000, description=_PATHS)] = [],  # noqa: B006
-    documents: Annotated[list[DocumentInput], Field(max_length=10_000, description="Inline documents.")] = [],  # noqa: B006
-    sync: Annotated[
-        bool,
-        Field(
-            # Documents indexed inline or from other folders are never touched by a sync.
-            description="Also delete the documents of files gone from the folders given."
-        ),
-    ] = False,
-    strict: Annotated[
-        bool,
-        Field(description="Stop at the first unreadable file, writing nothing (default: report it, go on)."),
-    ] = False,
-    include: Annotated[
-        list[str], Field(max_length=100, description="Only files matching these gitignore-style globs.")
-    ] = [],  # noqa: B006
-    exclude: Annotated[list[str], Field(max_length=100, description="Leave out what these globs match.")] = [],  # noqa: B006
-) -> IndexReport:
-    """Index server-side `paths` (.md .txt .rst .html .pdf .docx .json .jsonl) and/or inline
-    `documents` into a corpus (created if new). A file's id is its path under the folder given: a
-    changed file replaces its old version, an unchanged one is skipped. The report lists the files
-    added, changed, removed, skipped and failed."""
+    documents: Annotated[list[DocumentInput], Field(max_length=10_000)] = [],  # noqa: B006
+    # Documents indexed inline or from other folders are never touched by a sync.
+    sync: Annotated[bool, Field(description="Drop documents of deleted files.")] = False,
+    strict: Annotated[bool, Field(description="Write nothing if a file fails.")] = False,
+    include: Include = [],  # noqa: B006
+    exclude: Exclude = [],  # noqa: B006
+    background: Annotated[bool, Field(description="Return a job at once.")] = False,
+    watch: Annotated[bool, Field(description="Keep one folder in sync (a job).")] = False,
+) -> IndexReport | JobInfo:
+    """Index `paths` and/or `documents` into a corpus; unchanged files are skipped, changed ones
+    replaced."""
     state = state_of(ctx)
     if not paths and not documents:
         raise ToolError("nothing to index: give `paths` or `documents`")
     if paths and not state.allowed_roots:
         raise ToolError(PATHS_OFF)
-    portal_progress = _ProgressReporter(ctx, _LLM_STAGES if state.engine.settings.alpha > 0 else _STAGES)
-    stop_requested = _cancel_check()
+    validate(corpus)
+    checked = [check_or_refuse(p, state.allowed_roots) for p in paths]
+    rules = WalkRules(include=tuple(include), exclude=tuple(exclude))
 
-    def run() -> IndexReport:
-        inline = [make_document(d.title, d.text, d.id) for d in documents]
-        if not paths:
-            return state.engine.index_documents(corpus, inline, progress=portal_progress, should_stop=stop_requested)
+    def check(f: Path) -> Path:
         # Every file found under a folder is checked too: a symlink inside an allowed folder may
         # point anywhere, and checking the folder alone would read what it points to.
+        return check_allowed(str(f), state.allowed_roots)
+
+    if watch:
+        if documents or len(checked) != 1 or not checked[0].is_dir():
+            raise ToolError("watch=true keeps one folder in sync: give one folder in `paths` and no `documents`")
+        folder = checked[0]
+
+        def run_watch(job: JobHandle) -> None:
+            watch_folder(
+                state.engine,
+                corpus,
+                folder,
+                rules=rules,
+                on_report=job.synced,
+                on_error=job.sync_failed,
+                stop=job.stop_event,
+                check=check,
+                progress=job.progress,
+            )
+
+        return state.jobs.start("watch", corpus, run_watch, index_stages(state.engine)).info()
+
+    def run(job: JobHandle) -> IndexReport:
+        inline = [make_document(d.title, d.text, d.id) for d in documents]
+        if not checked:
+            return state.engine.index_documents(corpus, inline, progress=job.progress, should_stop=job.should_stop)
         return state.engine.index_paths(
             corpus,
-            [check_allowed(p, state.allowed_roots) for p in paths],
+            checked,
             documents=inline,
             sync=sync,
             strict=strict,
-            rules=WalkRules(include=tuple(include), exclude=tuple(exclude)),
-            check=lambda f: check_allowed(str(f), state.allowed_roots),
-            progress=portal_progress,
-            should_stop=stop_requested,
+            rules=rules,
+            check=check,
+            progress=job.progress,
+            should_stop=job.should_stop,
         )
 
-    return await run_engine(run)
+    job = state.jobs.start("index", corpus, run, index_stages(state.engine))
+    if background:
+        return job.info()
+    return await finish_in_call(job, ctx)
 
 
-def _cancel_check() -> Callable[[], bool]:
-    """For the engine's worker thread: has this call been cancelled? The SDK cancels the handler
-    when the client sends `notifications/cancelled`, and every handler when the client goes away
-    (stdin closed, session ended), but a worker thread runs on unless it asks; so the engine asks
-    this between stages and batches."""
-    cancelled = anyio.get_cancelled_exc_class()  # read here: the worker thread has no event loop
-
-    def stop_requested() -> bool:
-        try:
-            anyio.from_thread.check_cancelled()
-        except cancelled:
-            log.warning("index_corpus cancelled by the client; stopping at the next step")
-            return True
-        return False
-
-    return stop_requested
+def index_stages(engine: CueRag) -> tuple[str, ...]:
+    return _LLM_STAGES if engine.settings.alpha > 0 else _STAGES
 
 
-class _ProgressReporter:
-    """Turns the engine's (stage, done, total) calls, made on a worker thread, into MCP progress
-    notifications on the event loop, at most about one per percent."""
+def validate(corpus: str) -> None:
+    """The corpus name, checked before a job starts: a typo is an error of the call, not a job."""
+    try:
+        validate_corpus_name(corpus)
+    except CueRagError as exc:
+        raise ToolError(str(exc)) from exc
 
-    def __init__(self, ctx: Context[AppState], stages: tuple[str, ...]) -> None:
-        self._ctx = ctx
-        self._stages = stages
-        self._last = -1.0
 
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        stages = self._stages
-        step = stages.index(stage) if stage in stages else len(stages) - 1
-        overall = 100.0 * (step + (done / total if total else 1.0)) / len(stages)
-        if overall - self._last < 1.0 and done < total:
-            return
-        self._last = overall
-        anyio.from_thread.run(self._ctx.report_progress, round(overall, 1), 100.0, f"{stage} {done}/{total}")
+def check_or_refuse(path: str, roots: list[Path]) -> Path:
+    try:
+        return check_allowed(path, roots)
+    except CueRagError as exc:
+        raise ToolError(str(exc)) from exc
+
+
+async def finish_in_call(job: Job, ctx: Context[AppState]) -> IndexReport:
+    """Wait for the job within this call, its progress sent as this call's notifications. A
+    cancelled call (the client's `notifications/cancelled`, or the client gone) stops the job at
+    its next step."""
+    try:
+        await wait_for(job, math.inf, ctx.report_progress)
+    except anyio.get_cancelled_exc_class():
+        job.stop.set()
+        log.warning("index_corpus cancelled by the client; job %s stops at its next step", job.id)
+        raise
+    if isinstance(job.failure, CueRagError):
+        raise ToolError(str(job.failure)) from job.failure
+    if job.failure is not None:
+        raise job.failure  # a bug: reported as the SDK reports any crash, as before jobs
+
+    if job.result is None:  # cancelled by job_status while this call waited
+        raise ToolError(f"job {job.id} was cancelled; the corpus is as before it, and a rerun completes it")
+    return job.result

@@ -16,12 +16,11 @@ class LinkResult(BaseModel):
     anchors: list[Anchor]
 
 
-@tool("link_entities", "Link a query's entities to the graph", READ_ONLY)
+@tool("link_entities", "Link query entities", READ_ONLY)
 async def link_entities(
     corpus: Corpus, query: Query, ctx: Context[AppState], k: TopK = 3, filter: Filter = None
 ) -> LinkResult:
-    """The query's named entities, each linked to its k closest entity nodes: where to start
-    expand_entity."""
+    """The query's named entities and their k nearest entity nodes."""
     engine = state_of(ctx).engine
 
     def run() -> LinkResult:

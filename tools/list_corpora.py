@@ -15,7 +15,7 @@ class CorporaResult(BaseModel):
 
 @tool("list_corpora", "List corpora", READ_ONLY)
 async def list_corpora(ctx: Context[AppState]) -> CorporaResult:
-    """The corpora on this server, with their sizes."""
+    """The corpora and their sizes."""
     engine = state_of(ctx).engine
 
     def run() -> CorporaResult:

@@ -49,7 +49,7 @@ async def retrieve(
     return await run_engine(run)
 
 
-@tool("q_iter", "Multi-hop retrieval (Q-Iter)", READ_ONLY)
+@tool("q_iter", "Multi-hop retrieval", READ_ONLY, llm_args=("llm_entities",))
 async def q_iter(
     corpus: Corpus,
     query: Query,
@@ -62,13 +62,11 @@ async def q_iter(
     title_links: TitleLinks = _DEFAULTS.title_links,
     lexical_weight: LexicalWeight = _DEFAULTS.lexical_weight,
     lexical_candidates: LexicalCandidates = _DEFAULTS.lexical_candidates,
-    llm_entities: Annotated[bool, Field(description="The server's LLM reads the entities.")] = False,
+    llm_entities: Annotated[bool, Field(description="An LLM reads the query's entities.")] = False,
     detail: Detail = "compact",
     filter: Filter = None,
 ) -> CompactResult | ExplainedResult:
-    """Multi-hop retrieval (CUE-RAG Q-Iter); call it first. Returns the top_n chunks, each with
-    why it came back. On docs or code try lexical_weight=0.35, lexical_candidates=10. Walk a
-    missing hop with search_units and expand_entity."""
+    """Multi-hop retrieval; call it first. The top_n chunks, each with why it came back."""
     params: QIterParams = make_params(
         k=k,
         depth=depth,
@@ -95,7 +93,7 @@ async def q_iter(
     )
 
 
-@tool("dense_search", "Dense retrieval (no graph)", READ_ONLY)
+@tool("dense_search", "Dense retrieval", READ_ONLY)
 async def dense_search(
     corpus: Corpus,
     query: Query,
@@ -104,8 +102,7 @@ async def dense_search(
     detail: Detail = "compact",
     filter: Filter = None,
 ) -> CompactResult | ExplainedResult:
-    """Plain dense retrieval: the top_n chunks by embedding similarity to the query, no graph.
-    Good for single-hop lookups; q_iter is better when the answer needs a bridge entity."""
+    """The top_n chunks nearest the query, no graph: for single-hop lookups."""
     engine = state_of(ctx).engine
     params = make_params(top_n=top_n)
     return await retrieve(engine, corpus, query, params=params, method="dense", detail=detail, filter=filter)

@@ -17,14 +17,13 @@ from tools.common import READ_ONLY, AppState, Corpus, run_engine, state_of, tool
 async def read_document(
     corpus: Corpus,
     ctx: Context[AppState],
-    doc_id: Annotated[str | None, Field(max_length=256, description="A hit's doc_id.")] = None,
-    chunk_id: Annotated[str | None, Field(max_length=64, description="A hit's chunk_id: read around it.")] = None,
-    start: Annotated[int, Field(ge=0, description="Offset to read from.")] = 0,
-    max_chars: Annotated[int, Field(ge=1, le=100_000, description="Most characters returned.")] = 20_000,
-    context: Annotated[int, Field(ge=0, le=50_000, description="Characters either side of the chunk.")] = 1_000,
+    doc_id: Annotated[str | None, Field(max_length=256)] = None,
+    chunk_id: Annotated[str | None, Field(max_length=64)] = None,
+    start: Annotated[int, Field(ge=0)] = 0,
+    max_chars: Annotated[int, Field(ge=1, le=100_000)] = 20_000,
+    context: Annotated[int, Field(ge=0, le=50_000, description="Characters around the chunk.")] = 1_000,
 ) -> DocumentText:
-    """Read a document as extracted: `doc_id` from `start` (`max_chars` at a time; more while `end`
-    < `total_chars`), or the text around `chunk_id`. Offsets match hits' `citation.start`/`end`."""
+    """A document's text from `start` or around a chunk; offsets as in citations."""
     if doc_id is None and chunk_id is None:
         raise ToolError("give `doc_id` (the whole document) or `chunk_id` (the text around a chunk)")
     engine = state_of(ctx).engine

@@ -1,32 +1,67 @@
 """What a retrieval tool hands back, sized for an agent's context window.
 
-`detail="compact"` (the default) gives each chunk with its title, ids, text and one reason it is
-there (the best kept path, a named title, a title link or the dense fill); `detail="full"` gives
-the whole result with the Q-Iter trace, each chunk explained as well. `render_text` writes the
-short readable text a tool result carries beside its structured content, so the model reads the
-passages and their reasons once, not the JSON a second time.
+`detail="compact"` (the default) gives each chunk with its title, ids, text, where it sits and one
+reason it is there (the best kept path, a named title, a title link or the dense fill), and says
+nothing twice: a path step whose statement is in a returned passage points to it by rank, and a
+citation leaves out what the hit says already and what is empty. `detail="full"` gives the whole
+result with the Q-Iter trace, each chunk explained as well. `render_text` writes the short readable
+text a tool result carries beside its structured content, so the model reads the passages and their
+reasons once, not the JSON a second time.
+
+Measured on the 2Wiki index (50 questions, cl100k median, README): 2,069 tokens of structured
+content and 1,518 of text before these cuts.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from cuerag import AnswerResult, ChunkHit, RetrievalResult
 from cuerag.citations import Citation
-from cuerag.explain import ExplainedResult, GraphTitles, HitReason, PathStep, explain, explain_hit
+from cuerag.explain import ExplainedResult, GraphTitles, PathStep, explain, explain_hit
 
 Detail = Annotated[
     Literal["compact", "full"],
-    Field(description="compact, or full (adds the trace)."),
+    Field(description="full adds the trace."),
 ]
 
 # Past this many characters a path step's statement is cut in the compact view: the step names the
-# passage it is from, and that passage is in the result or one get_chunks call away.
+# passage it is from, and that passage is one get_chunks call away.
 _STEP_CHARS = 160
-_HERE = "(a statement of this passage)"  # in place of a step's statement that the chunk's text holds
+
+
+class _Lean(BaseModel):
+    """Serialised without its empty fields: in a compact result an absent field costs nothing."""
+
+    @model_serializer(mode="wrap")
+    def _without_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        return {k: v for k, v in dumped.items() if v is not None and v != [] and v != ""}
+
+
+class CompactStep(_Lean):
+    """A hop of the best path: the entity it came through and the statement it reached, given as
+    the rank of the returned passage that holds it (`passage`) or, when none does, as its text
+    (cut) and its passage's title."""
+
+    via: str
+    passage: int | None = None
+    unit: str = ""
+    title: str = ""
+
+
+class CompactCitation(_Lean):
+    """Where the chunk sits, as one cites it: its source, section and pages. The document id is
+    the hit's and the joined heading is the section's; the character span (read_document takes
+    the chunk id instead) and the hyperlinks (an HTML page's can outnumber its words) are left to
+    get_chunks and detail="full"."""
+
+    source: str
+    section: list[str] = []
+    pages: list[int] = []
 
 
 class CompactHit(BaseModel):
@@ -37,10 +72,8 @@ class CompactHit(BaseModel):
     score: float
     text: str
     why: str  # what brought the chunk in, in words
-    path: list[PathStep] = []  # its best kept path; statements cut to 160 characters, its own not repeated
-    # Where the chunk sits (source, pages, section, span). Its hyperlinks are left to get_chunks and
-    # detail="full": an HTML page's can outnumber its words.
-    citation: Citation | None = None
+    path: list[CompactStep] = []  # its best kept path
+    citation: CompactCitation | None = None
 
 
 class CompactResult(BaseModel):
@@ -69,24 +102,36 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _compact_hit(rank: int, hit: ChunkHit, reason: HitReason) -> CompactHit:
-    return CompactHit(
-        rank=rank,
-        title=hit.title,
-        doc_id=hit.doc_id,
-        chunk_id=hit.chunk_id,
-        score=round(hit.score, 3),
-        text=hit.text,
-        why=reason.text,
-        path=[_compact_step(s, hit) for s in reason.path],
-        citation=None if hit.citation is None else hit.citation.model_copy(update={"links": []}),
-    )
+def _compact_hits(result: RetrievalResult | AnswerResult, titles: GraphTitles) -> list[CompactHit]:
+    return [
+        CompactHit(
+            rank=rank,
+            title=hit.title,
+            doc_id=hit.doc_id,
+            chunk_id=hit.chunk_id,
+            score=round(hit.score, 3),
+            text=hit.text,
+            # The path is listed beside the sentence, so the sentence need not name its entities.
+            why=(reason := explain_hit(hit, result, titles, name_path=False)).text,
+            path=[_compact_step(s, result.chunks) for s in reason.path],
+            citation=_compact_citation(hit.citation),
+        )
+        for rank, hit in enumerate(result.chunks, start=1)
+    ]
 
 
-def _compact_step(step: PathStep, hit: ChunkHit) -> PathStep:
-    """A step's statement, cut; one the hit's own text holds is not repeated."""
-    unit = _HERE if step.title == hit.title and step.unit in hit.text else _cut(step.unit, _STEP_CHARS)
-    return step.model_copy(update={"unit": unit})
+def _compact_step(step: PathStep, hits: list[ChunkHit]) -> CompactStep:
+    """A step pointing to the returned passage that holds its statement, or its statement, cut."""
+    held = next((r for r, h in enumerate(hits, start=1) if h.title == step.title and step.unit in h.text), None)
+    if held is not None:
+        return CompactStep(via=step.via, passage=held)
+    return CompactStep(via=step.via, unit=_cut(step.unit, _STEP_CHARS), title=step.title)
+
+
+def _compact_citation(citation: Citation | None) -> CompactCitation | None:
+    if citation is None:
+        return None
+    return CompactCitation(source=citation.source, section=citation.section, pages=citation.pages)
 
 
 def compact_result(result: RetrievalResult, titles: GraphTitles) -> CompactResult:
@@ -94,9 +139,7 @@ def compact_result(result: RetrievalResult, titles: GraphTitles) -> CompactResul
         corpus=result.corpus,
         query=result.query,
         method=result.method,
-        chunks=[
-            _compact_hit(rank, hit, explain_hit(hit, result, titles)) for rank, hit in enumerate(result.chunks, start=1)
-        ],
+        chunks=_compact_hits(result, titles),
         elapsed_ms=result.elapsed_ms,
     )
 
@@ -111,9 +154,7 @@ def compact_answer(result: AnswerResult, titles: GraphTitles) -> CompactAnswer:
         question=result.question,
         answer=result.answer,
         method=result.method,
-        chunks=[
-            _compact_hit(rank, hit, explain_hit(hit, result, titles)) for rank, hit in enumerate(result.chunks, start=1)
-        ],
+        chunks=_compact_hits(result, titles),
         llm_tokens=sum(u.prompt_tokens + u.completion_tokens for u in result.llm_usage.values()),
         elapsed_ms=result.elapsed_ms,
     )
@@ -128,7 +169,8 @@ def _hits_text(hits: list[CompactHit]) -> list[str]:
         lines.append(f"[{h.rank}] {h.title or '(untitled)'} (doc {h.doc_id}, chunk {h.chunk_id}) score {h.score:.3f}")
         lines.append(f"why: {h.why}")
         for step in h.path:
-            lines.append(f"  via {step.via}: {step.unit} ({step.title})")
+            held = f"in [{step.passage}]" if step.passage is not None else f"{step.unit} ({step.title})"
+            lines.append(f"  via {step.via}: {held}")
         lines.append(h.text)
         lines.append("")
     return lines
@@ -145,7 +187,7 @@ def _retrieval_text(result: CompactResult | ExplainedResult) -> str:
                 score=h.score,
                 text=h.text,
                 why=h.why.text,
-                path=h.why.path,
+                path=[_compact_step(s, list(result.chunks)) for s in h.why.path],
             )
             for rank, h in enumerate(result.chunks, start=1)
         ]

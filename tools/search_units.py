@@ -27,7 +27,7 @@ class SearchUnitsResult(BaseModel):
     units: list[UnitHit]
 
 
-@tool("search_units", "Search knowledge units", READ_ONLY)
+@tool("search_units", "Search units", READ_ONLY)
 async def search_units(
     corpus: Corpus,
     query: Query,
@@ -37,7 +37,7 @@ async def search_units(
     subtract: SubtractIds = [],  # noqa: B006
     filter: Filter = None,
 ) -> SearchUnitsResult:
-    """Units (statements) nearest the query, with their entities (next hops) and chunks."""
+    """Units (statements) nearest the query, with their entities and chunks."""
     engine = state_of(ctx).engine
 
     def run() -> list[UnitHit]:

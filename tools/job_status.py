@@ -1,0 +1,46 @@
+"""`job_status`: a background job's progress, result or error; waiting for it; cancelling it."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel, Field
+
+from tools.common import AppState, state_of, tool
+from tools.jobs import JobInfo, wait_for
+
+# A wait holds the call open; past a minute the agent is better told how far the job has got.
+MAX_WAIT_S = 60.0
+
+
+class JobList(BaseModel):
+    jobs: list[JobInfo]
+
+
+@tool(
+    "job_status",
+    "Poll or cancel a job",
+    ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
+    write=True,  # jobs write; a read-only server has none
+)
+async def job_status(
+    ctx: Context[AppState],
+    job_id: Annotated[str, Field(max_length=64, description="None: list the jobs.")] = "",
+    wait_s: Annotated[float, Field(ge=0, le=MAX_WAIT_S, description="Wait for the end this long.")] = 0,
+    cancel: Annotated[bool, Field(description="Stop it.")] = False,
+) -> JobInfo | JobList:
+    """An index job's state, progress, result or error; waiting notifies progress."""
+    jobs = state_of(ctx).jobs
+    if not job_id and (cancel or wait_s):
+        raise ToolError("give `job_id` to wait for or cancel a job; without it, job_status lists the jobs")
+    if not job_id:
+        return JobList(jobs=[j.info().model_copy(update={"result": None}) for j in jobs.all()])
+    job = jobs.get(job_id)
+    if cancel:
+        job.stop.set()
+    if wait_s > 0 and job.running:
+        await wait_for(job, wait_s, ctx.report_progress)
+    return job.info()
