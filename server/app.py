@@ -18,8 +18,8 @@ from cuerag.redact import redact_values
 from server.config import ServerSettings
 from server.tool_adapter import make_tool
 from tools import TOOLS, AppState, ToolSpec
-from tools.resources import DOCUMENT_TEMPLATE, read_document_resource
 from tools.jobs import JobLimits, Jobs
+from tools.resources import DOCUMENT_TEMPLATE, read_document_resource
 
 log = logging.getLogger(__name__)
 
