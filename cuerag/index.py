@@ -89,6 +89,10 @@ class IndexReport(BaseModel):
     added: list[FileOutcome] = []  # files read for the first time
     changed: list[FileOutcome] = []  # files whose content hash changed: read again, their documents replaced
     removed: list[FileOutcome] = []  # files gone from a synced folder: their documents deleted
+    # How the embedder ran and why (cuerag.precision, cuerag.models.load_embedder).
+    embedder_backend: str = ""
+    embedder_precision: str = ""
+    embedder_precision_reason: str = ""
     skipped: list[FileOutcome] = []  # files whose content hash is unchanged: not read
     failed: list[FileOutcome] = []  # files that could not be read, with the reason; the rest went on
 
@@ -164,7 +168,13 @@ class Indexer:
         """Index `docs` into `corpus`. Unchanged documents are skipped; a document whose id exists
         with other text replaces its old chunks."""
         progress = progress or _no_progress
-        report = IndexReport(corpus=corpus)
+        run = self._models.embedder_run
+        report = IndexReport(
+            corpus=corpus,
+            embedder_backend=run.backend,
+            embedder_precision=run.precision,
+            embedder_precision_reason=run.reason,
+        )
         started = time.perf_counter()
 
         plan = _Plan()
@@ -221,6 +231,8 @@ class Indexer:
                 "tokens": piece.tokens,
                 "unit_ids": unit_ids,
                 "extraction": "llm" if cid in llm_units else "sentences",
+                "embedder": self._models.embedder.name,
+                "vectors": self._models.embedder_run.vectors,
                 **pending.provenance.get(pending.doc_of[cid], {}),
                 **self._version_payload(plan, pending.doc_of[cid]),
                 **citation_payload(piece.place, pending.source_of.get(cid)),
@@ -413,6 +425,20 @@ class Indexer:
     def _require_space(self, needed: int) -> None:
         if self._space is not None:
             self._space.require(max(needed, 0), "this index run")
+
+
+def vectors_stamp(models: Models) -> str:
+    """How this engine's vectors are made, as stored on every chunk (`embedder`, `vectors`)."""
+    return f"{models.embedder.name} ({models.embedder_run.vectors})"
+
+
+def stored_vectors_stamp(graph: Graph, models: Models) -> str:
+    """How a corpus's vectors were made, from any of its chunks. Chunks stored before the stamp
+    existed were made by the torch embedder in float, under the embedder configured now."""
+    if graph.points is None or not graph.points.chunks:
+        return vectors_stamp(models)
+    payload = next(iter(graph.points.chunks.values())).payload
+    return f"{payload.get('embedder', models.embedder.name)} ({payload.get('vectors', 'float')})"
 
 
 def chunk_variant(settings: Settings) -> str:
