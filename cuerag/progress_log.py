@@ -1,8 +1,9 @@
 """Progress as log lines, for runs whose stderr is not a terminal (a CI log, an agent's pipe):
 there the bars draw nothing until the end, and a run of many minutes would look hung.
 
-A line is written when a stage starts, each time it passes another tenth of its total, when it
-has said nothing for `interval` seconds, and when it ends: a few dozen lines per run, each with
+A line is written when a stage starts, each time it passes another tenth of its total (at most
+one a second: a quick stage says only when it starts and ends), when it has said nothing for
+`interval` seconds, and when it ends: a few dozen lines per run, each with
 the count, the share, the time spent in the stage and an estimate of the time left.
 """
 
@@ -39,10 +40,12 @@ class ProgressLog:
         self,
         *,
         interval: float = 10.0,
+        min_gap: float = 1.0,
         write: Callable[[str], None] = _write_stderr,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._interval = interval
+        self._min_gap = min_gap
         self._write = write
         self._clock = clock
         self._stages: dict[str, _Stage] = {}
@@ -58,7 +61,8 @@ class ProgressLog:
         if state.finished and done >= total:
             return  # a repeated final call says nothing new
         ended = total > 0 and done >= total
-        if ended or tenth > state.last_tenth or now - state.last_line >= self._interval:
+        quiet = now - state.last_line
+        if ended or (tenth > state.last_tenth and quiet >= self._min_gap) or quiet >= self._interval:
             state.last_line, state.last_tenth, state.finished = now, tenth, ended
             self._line(stage, done, total, state, now)
 

@@ -30,15 +30,19 @@ def test_a_line_per_tenth_and_per_quiet_interval_and_at_the_end() -> None:
     lines: list[str] = []
     clock = Clock()
     log = ProgressLog(interval=10.0, write=lines.append, clock=clock)
-    for done in range(0, 1001):  # a thousand small steps in 1 s: one line per tenth, not a thousand
-        clock.now = done / 1000
+    for done in range(0, 1001):  # a thousand small steps in 20 s: one line per tenth, not a thousand
+        clock.now = done / 50
         log("embed units", done, 1000)
     assert len(lines) == 11, lines  # the start, then 10%, 20%, ... 100%
     assert lines[0].endswith("embed units: 0/1000 (0%), 0 s")
-    assert "500/1000 (50%)" in lines[5] and "about 0 s left" in lines[5]
-    assert lines[-1].endswith("1000/1000 (100%), 1 s")
+    assert "500/1000 (50%)" in lines[5] and "10 s, about 10 s left" in lines[5]
+    assert lines[-1].endswith("1000/1000 (100%), 20 s")
     log("embed units", 1000, 1000)  # a repeated final call adds nothing
     assert len(lines) == 11
+    for done in range(0, 101):  # a quick stage: its start and its end
+        clock.now = 20 + done / 1000
+        log("split", done, 100)
+    assert [line.split(" ", 1)[1] for line in lines[11:]] == ["split: 0/100 (0%), 0 s", "split: 100/100 (100%), 0 s"]
 
 
 def test_a_slow_stage_still_speaks_every_interval() -> None:
