@@ -113,7 +113,11 @@ class SentenceTransformerEmbedder:
         bf16 = precision == "bfloat16"
         with self._lock, torch.autocast(self._device_type, dtype=torch.bfloat16, enabled=bf16):
             vectors = self._model.encode(
-                list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_tensor=True
+                list(texts),
+                batch_size=batch_size,
+                normalize_embeddings=True,
+                convert_to_tensor=True,
+                show_progress_bar=False,
             )
         return _normalise(vectors.float().cpu().numpy())
 
