@@ -19,8 +19,10 @@ from tools.common import AppState, Corpus, run_engine, state_of, tool
 log = logging.getLogger(__name__)
 
 # Indexing stages in the order the engine runs them; progress is reported over all of them.
-_STAGES = ("split", "ner", "embed entities", "embed units", "embed chunks", "store")
-_LLM_STAGES = ("split", "extract", *_STAGES[1:])  # at α > 0 the LLM works between split and NER
+# In the order the engine finishes them; NER runs beside "embed units" and "embed chunks".
+_STAGES = ("split", "embed units", "embed chunks", "ner", "embed entities", "store")
+_LLM_STAGES = ("split", "extract", *_STAGES[1:])  # at α > 0 the LLM works between split and the rest
+_CONCURRENT = frozenset({"ner"})  # its reports interleave with others': they imply nothing about them
 _PATHS = "Files or folders under the allowed roots."
 
 
@@ -147,12 +149,18 @@ class _ProgressReporter:
     def __init__(self, ctx: Context[AppState], stages: tuple[str, ...]) -> None:
         self._ctx = ctx
         self._stages = stages
+        self._done: dict[str, float] = {}  # each stage's share done, which only grows
         self._last = -1.0
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         stages = self._stages
-        step = stages.index(stage) if stage in stages else len(stages) - 1
-        overall = 100.0 * (step + (done / total if total else 1.0)) / len(stages)
+        key = stage if stage in stages else stages[-1]
+        if key not in _CONCURRENT:
+            # A stage reporting means the stages before it are over (one with nothing to do never reports).
+            for earlier in stages[: stages.index(key)]:
+                self._done[earlier] = 1.0
+        self._done[key] = max(self._done.get(key, 0.0), done / total if total else 1.0)
+        overall = 100.0 * sum(self._done.values()) / len(stages)
         if overall - self._last < 1.0 and done < total:
             return
         self._last = overall
