@@ -202,9 +202,9 @@ class Indexer:
         with _timed(report, "split"):
             self._plan_chunks(pending, llm_units, plan, graph, report)
         # NER of the units runs in a worker thread while their and the chunks' vectors are
-        # computed here (neither needs the other; measured faster on 2 cores, README). The
-        # entities' vectors wait for NER. Progress is reported from this thread only: callers'
-        # sinks may not accept calls from another.
+        # computed here: neither needs the other, and NER's time was hidden inside the
+        # embedding's in the README's measurement. The entities' vectors wait for NER. Progress
+        # is reported from this thread only: callers' sinks may not accept calls from another.
         recognition = _Recognition(self._models, list(plan.unit_texts.values()))
         with ThreadPoolExecutor(1, thread_name_prefix="cuerag-ner") as pool:
             running = pool.submit(recognition.run)
