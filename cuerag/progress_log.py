@@ -68,7 +68,7 @@ class ProgressLog:
 
     def _line(self, stage: str, done: int, total: int, state: _Stage, now: float) -> None:
         spent = now - state.started
-        share = f" ({100 * done / total:.0f}%)" if total > 0 else ""
+        share = f" ({100 * done // total}%)" if total > 0 else ""  # floor: as the tenths are counted
         left = ""
         if 0 < done < total and spent > 0:
             left = f", about {_duration(spent * (total - done) / done)} left"
