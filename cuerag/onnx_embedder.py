@@ -119,7 +119,9 @@ class OnnxEmbedder:
             import torch
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
-            raise ModelLoadError(f"the ONNX embedder needs onnxruntime and onnx: {exc}") from exc
+            raise ModelLoadError(
+                f"embedder_backend 'onnx' needs onnxruntime and onnx: pip install 'cuerag[onnx]' ({exc})"
+            ) from exc
         try:
             st = SentenceTransformer(model_path, device="cpu")
         except Exception as exc:  # the library raises many kinds; all mean "cannot load"
