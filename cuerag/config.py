@@ -82,7 +82,7 @@ class Settings(BaseSettings):
         default="torch",
         description="What runs the embedder: 'torch' (sentence-transformers), or 'onnx' (ONNX Runtime on the "
         "CPU, exported from the same weights and cached in the data directory; about 3x faster in int8, "
-        "with a measured loss of dense recall on one set: README).",
+        "with a measured loss of recall on two of three benchmark sets: README).",
     )
     precision: Literal["auto", "float32", "bfloat16", "int8"] = Field(
         default="auto",
