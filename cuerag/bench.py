@@ -18,6 +18,7 @@ from cuerag.engine import CueRag
 from cuerag.evaluation import stage_medians
 from cuerag.graph import KINDS, collection_name
 from cuerag.index import Progress
+from cuerag.precision import read_cpuinfo
 from cuerag.sync import load_paths
 
 DEFAULT_BENCH_CORPUS = Path("../shared/data/2wikimultihopqa/2wikimultihopqa_corpus.json")
@@ -32,6 +33,10 @@ _TEMPLATES = (
     "Which film came out first, {t} or {u}?",
     "Are {t} and {u} from the same country?",
 )
+
+
+# The CPU features that decide the embedder's speed (precision and int8 kernels).
+_FLAGS_SHOWN = frozenset({"avx2", "avx512f", "avx512_bf16", "avx512_vnni", "avx_vnni", "amx_bf16", "amx_int8"})
 
 
 class BenchReport(BaseModel):
@@ -95,6 +100,11 @@ def run_bench(
         "units_per_s": round(totals["units"] / report.elapsed_seconds, 1),
         "model_load_seconds": round(model_load_s, 2),
         "totals": totals,
+        "embedder": {
+            "backend": report.embedder_backend,
+            "precision": report.embedder_precision,
+            "reason": report.embedder_precision_reason,
+        },
     }
 
     titles = [d.title for d in docs if d.title]
@@ -140,7 +150,14 @@ def run_bench(
     import os
     import platform
 
-    machine = {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()}
+    cpu = read_cpuinfo()
+    machine = {
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpu_model": cpu.model,
+        "cpu_flags": sorted(f for f in cpu.flags if f in _FLAGS_SHOWN),
+    }
     return BenchReport(
         corpus_file=str(corpus_file),
         machine=machine,
@@ -160,7 +177,9 @@ def bench_markdown(report: BenchReport) -> str:
             f"# cuerag bench: {Path(report.corpus_file).name}",
             "",
             f"Machine: {report.machine['cpus']} CPUs, {report.machine['platform']}, Python {report.machine['python']}",
+            f"CPU: {report.machine.get('cpu_model') or '?'}; flags: {' '.join(report.machine.get('cpu_flags', []))}",
             "",
+            f"- Embedder: {_embedder(ix)}",
             f"- Index: {ix['documents']} passages in {ix['wall_seconds']:.1f} s ({ix['passages_per_s']} passages/s, "
             f"{ix['units_per_s']} units/s); stages: {stages}",
             "- Graph: " + ", ".join(f"{k} {v}" for k, v in ix["totals"].items()),
@@ -174,6 +193,11 @@ def bench_markdown(report: BenchReport) -> str:
             "",
         ]
     )
+
+
+def _embedder(index: dict[str, Any]) -> str:
+    run = index.get("embedder") or {}
+    return f"{run.get('backend', '?')} {run.get('precision', '?')} ({run.get('reason', '')})"
 
 
 def _fmt(p: dict[str, float]) -> str:

@@ -10,6 +10,8 @@ import json
 import logging
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any
@@ -29,6 +31,8 @@ from cuerag.explain import ExplainedResult, GraphTitles, explain, explain_hit
 from cuerag.folders import WalkRules
 from cuerag.formats import SUPPORTED_SUFFIXES
 from cuerag.index import IndexReport
+from cuerag.index import Progress as IndexProgress
+from cuerag.progress_log import ProgressLog
 from cuerag.redact import redact_urls_in
 from cuerag.results import METHODS
 from cuerag.subset import make_filter
@@ -130,14 +134,22 @@ class _Bars:
         self._progress.update(self._tasks[stage], completed=done, total=total)
 
 
-def _progress() -> Progress:
-    return Progress(
+@contextmanager
+def _progress() -> Iterator[IndexProgress]:
+    """Bars on a terminal; elsewhere (a CI log, a pipe) rate-limited log lines, since bars would
+    draw nothing until the run ends."""
+    if not err.is_terminal:
+        yield ProgressLog(write=lambda line: err.print(line, markup=False, highlight=False))
+        return
+    bars = Progress(
         TextColumn("{task.description:<15}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=err,
     )
+    with bars:
+        yield _Bars(bars)
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -203,7 +215,7 @@ def index(
     try:
         # The models load on first use, after every file is walked and read: a bad folder costs no wait.
         with _progress() as progress:
-            report = engine.index_paths(corpus, paths, sync=sync, strict=strict, rules=rules, progress=_Bars(progress))
+            report = engine.index_paths(corpus, paths, sync=sync, strict=strict, rules=rules, progress=progress)
     except CueRagError as exc:
         raise _fail(exc) from exc
     if as_json:
@@ -237,6 +249,11 @@ def print_report(report: IndexReport) -> None:
         out.print(
             f"LLM {stage}: {usage.calls} calls ({usage.cached_calls} from cache), "
             f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens"
+        )
+    if report.embedder_backend:
+        out.print(
+            f"embedder: {report.embedder_backend} {report.embedder_precision} ({report.embedder_precision_reason})",
+            markup=False,
         )
     out.print("totals: " + ", ".join(f"{k} {v}" for k, v in report.totals.items()))
 
@@ -551,7 +568,7 @@ def demo(
     engine = _with_models(_engine(ctx))
     sample = resources.files("cuerag") / "data" / "sample_corpus.json"
     with resources.as_file(sample) as path, _progress() as progress:
-        report = engine.index_paths("sample", [path], progress=_Bars(progress))
+        report = engine.index_paths("sample", [path], progress=progress)
     out.print("sample corpus: " + ", ".join(f"{k} {v}" for k, v in report.totals.items()))
     result = engine.query("sample", question, params=QIterParams())
     print_result(explain(result, GraphTitles(engine.graph("sample"))), show_trace=True)
@@ -625,7 +642,7 @@ def eval_command(
                 params=QIterParams(),
                 fmt=fmt,  # type: ignore[arg-type]
                 limit=limit,
-                progress=_Bars(progress),
+                progress=progress,
                 answers=engine.llm is not None if answers is None else answers,
             )
     except ValueError as exc:
@@ -652,8 +669,7 @@ def bench(
     if not corpus_file.exists():
         raise _fail(CueRagError(f"corpus file not found: {corpus_file}"))
     try:
-        with _progress() as progress:
-            bars = _Bars(progress)
+        with _progress() as bars:
             report = run_bench(
                 _settings(ctx),
                 corpus_file,

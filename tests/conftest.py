@@ -32,13 +32,15 @@ EngineFactory = Callable[..., CueRag]
 
 
 @pytest.fixture(scope="session")
-def models() -> Models:
+def models(tmp_path_factory: pytest.TempPathFactory) -> Models:
     # One intra-op thread: the suite encodes many tiny batches, where torch's thread pool costs
     # more than it gives, and on a busy 2-core machine it is many times slower than one thread.
     import torch
 
     torch.set_num_threads(1)
-    return load_models(Settings())
+    # A data dir of the session's own: the precision calibration (cuerag.precision) is kept
+    # there, not in the user's.
+    return load_models(Settings(data_dir=tmp_path_factory.mktemp("models")))
 
 
 @pytest.fixture(scope="session")

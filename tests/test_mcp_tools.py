@@ -250,6 +250,7 @@ async def test_index_inline_documents(session: Session) -> None:
     assert report["totals"]["documents"] == 2 and report["totals"]["chunks"] == 2
     assert report["totals"]["units"] == 3
     assert progress and progress[-1] == 100.0
+    assert progress == sorted(progress)  # never back, though NER reports beside the embedding
     dense = await call(client, "dense_search", corpus="inline", query="flightless bird", top_n=2)
     assert doc_ids(dense) == ["kiwi", "tui"]
     assert corpus_sizes(await call(client, "list_corpora"), "inline")["documents"] == 2  # type: ignore[index]

@@ -17,14 +17,16 @@ from cuerag import CueRag, CueRagError, IndexReport, InputError, WalkRules, make
 from cuerag.engine import validate_corpus_name
 from cuerag.watch import watch_folder
 from tools.common import AppState, Corpus, Exclude, Include, state_of, tool
-from tools.jobs import Job, JobHandle, JobInfo, wait_for
+from tools.jobs import Job, JobHandle, JobInfo, Stages, wait_for
 
 log = logging.getLogger(__name__)
 
 # Indexing stages in the order the engine runs them; progress is reported over all of them.
-_STAGES = ("split", "ner", "embed entities", "embed units", "embed chunks", "store")
-_LLM_STAGES = ("split", "extract", *_STAGES[1:])  # at α > 0 the LLM works between split and NER
-_PATHS = "Server-side files or folders."
+# In the order the engine finishes them; NER runs beside "embed units" and "embed chunks".
+_STAGES = Stages(("split", "embed units", "embed chunks", "ner", "embed entities", "store"), frozenset({"ner"}))
+# At α > 0 the LLM works between split and the rest.
+_LLM_STAGES = Stages(("split", "extract", *_STAGES.order[1:]), _STAGES.concurrent)
+_PATHS = "Files or folders under the allowed roots."
 
 
 # Said to an agent that will relay it to a person: what to do, in the places they can do it.
@@ -142,7 +144,7 @@ async def index_corpus(
     return await finish_in_call(job, ctx)
 
 
-def index_stages(engine: CueRag) -> tuple[str, ...]:
+def index_stages(engine: CueRag) -> Stages:
     return _LLM_STAGES if engine.settings.alpha > 0 else _STAGES
 
 

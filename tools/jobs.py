@@ -99,13 +99,23 @@ class Job:
         )
 
 
+@dataclass(frozen=True)
+class Stages:
+    """The stages of a job's work in the order they finish; `concurrent` ones run beside others,
+    so their reports say nothing about the stages before them."""
+
+    order: tuple[str, ...]
+    concurrent: frozenset[str] = frozenset()
+
+
 class JobHandle:
     """What a job's work sees on its worker thread: the stop request, and calls that report
     progress and results back to the event loop."""
 
-    def __init__(self, job: Job, stages: tuple[str, ...]) -> None:
+    def __init__(self, job: Job, stages: Stages) -> None:
         self._job = job
         self._stages = stages
+        self._done: dict[str, float] = {}  # each stage's share done, which only grows
         self._last = -1.0
 
     def should_stop(self) -> bool:
@@ -116,10 +126,16 @@ class JobHandle:
         return self._job.stop
 
     def progress(self, stage: str, done: int, total: int) -> None:
-        """The engine's (stage, done, total), as a percent over all stages, at most about one
-        report per percent."""
-        step = self._stages.index(stage) if stage in self._stages else len(self._stages) - 1
-        overall = 100.0 * (step + (done / total if total else 1.0)) / len(self._stages)
+        """The engine's (stage, done, total), as a percent over all stages that never goes back,
+        at most about one report per percent."""
+        order = self._stages.order
+        key = stage if stage in order else order[-1]
+        if key not in self._stages.concurrent:
+            # A stage reporting means the stages before it are over (one with nothing to do never reports).
+            for earlier in order[: order.index(key)]:
+                self._done[earlier] = 1.0
+        self._done[key] = max(self._done.get(key, 0.0), done / total if total else 1.0)
+        overall = 100.0 * sum(self._done.values()) / len(order)
         if overall - self._last < 1.0 and done < total:
             return
         self._last = overall
@@ -132,6 +148,7 @@ class JobHandle:
     def synced(self, report: IndexReport) -> None:
         """A watch finished a sync."""
         self._last = -1.0
+        self._done.clear()
         anyio.from_thread.run_sync(self._set_synced, report)
 
     def _set_synced(self, report: IndexReport) -> None:
@@ -160,7 +177,7 @@ class Jobs:
         self._limits = limits
         self._jobs: dict[str, Job] = {}  # in start order
 
-    def start(self, kind: JobKind, corpus: str, work: Work, stages: tuple[str, ...]) -> Job:
+    def start(self, kind: JobKind, corpus: str, work: Work, stages: Stages) -> Job:
         """Start `work` on a worker thread, or refuse (a job already on the corpus, too many)."""
         busy = next((j for j in self._jobs.values() if j.running and j.corpus == corpus), None)
         if busy is not None:
