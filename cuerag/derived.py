@@ -1,13 +1,15 @@
-"""Indexes Q-Iter derives from one graph snapshot (BM25 over its texts, how often each title is
-named), each built on first use and kept with the snapshot: a new snapshot gets new ones."""
+"""Indexes Q-Iter derives from one graph snapshot (BM25 over its texts, how specific each title is,
+how the corpus writes its words), each built on first use and kept with the snapshot: a new
+snapshot gets new ones."""
 
 from __future__ import annotations
 
 import threading
 
+from cuerag.casing import CorpusCasing
 from cuerag.graph import Graph
 from cuerag.lexical import LexicalIndex
-from cuerag.link_scoring import TitleMentions
+from cuerag.links import TitleSpecificity
 
 
 class SnapshotIndexes:
@@ -15,7 +17,8 @@ class SnapshotIndexes:
         self.graph = graph
         self._lock = threading.Lock()
         self._lexical: LexicalIndex | None = None
-        self._mentions: TitleMentions | None = None
+        self._specificity: TitleSpecificity | None = None
+        self._casing: CorpusCasing | None = None
 
     def lexical(self) -> LexicalIndex:
         with self._lock:
@@ -23,8 +26,16 @@ class SnapshotIndexes:
                 self._lexical = LexicalIndex(self.graph)
             return self._lexical
 
-    def title_mentions(self) -> TitleMentions:
+    def title_specificity(self) -> TitleSpecificity:
         with self._lock:
-            if self._mentions is None:
-                self._mentions = TitleMentions(self.graph)
-            return self._mentions
+            if self._specificity is None:
+                g = self.graph
+                self._specificity = TitleSpecificity(g.title_index, g.chunk_texts, g.chunk_docs)
+            return self._specificity
+
+    def casing(self) -> CorpusCasing:
+        with self._lock:
+            if self._casing is None:
+                g = self.graph
+                self._casing = CorpusCasing(g.chunk_texts, [*g.entity_names, *g.chunk_titles])
+            return self._casing

@@ -12,6 +12,7 @@ import numpy as np
 
 from cuerag.config import QIterParams
 from cuerag.graph import Graph
+from cuerag.links import Named, TitleSpecificity
 from cuerag.scoring import Scorer
 
 # The path evidence of a chunk the query names by its title: an exact link, the top of the scale of
@@ -28,10 +29,10 @@ def scored_once(
     score: Callable[[str, np.ndarray, Sequence[int]], np.ndarray],
     query: str,
     vector: np.ndarray,
-    groups: Sequence[Sequence[int]],
+    named: Sequence[Named],
 ) -> dict[int, float]:
-    """Each chunk of the groups scored once."""
-    chunks = list(dict.fromkeys(c for group in groups for c in group))
+    """Each chunk of the named titles scored once."""
+    chunks = list(dict.fromkeys(c for title in named for c in title.chunks))
     return dict(zip(chunks, score(query, vector, chunks).tolist(), strict=True))
 
 
@@ -46,10 +47,10 @@ class TitleEvidence:
         query: str,
         qvec: np.ndarray,
         params: QIterParams,
-        mentions: Callable[[], TitleMentions],
+        specificity: Callable[[], TitleSpecificity],
     ) -> None:
         self._graph = graph
-        self._mentions = mentions
+        self._specificity = specificity
         self._scorer = scorer
         self._query = query
         self._qvec = qvec
@@ -58,20 +59,23 @@ class TitleEvidence:
     def add_query_titles(self, scores: dict[int, float]) -> set[int]:
         """For each title the query names, its chunk closest to the query joins the candidates with
         the path evidence of an exact link (the query itself points at that passage), weighed by
-        the title's specificity when `title_specificity` is on. Returns them."""
-        named = self._graph.title_index.named_in(self._query, loose_case=True)
+        the title's specificity in the corpus. Returns them."""
+        named = self._graph.title_index.named_in(self._query)
         if not named:
             return set()
         own = scored_once(self._scorer.score_chunks, self._query, self._qvec, named)
         w = self._params.path_weight
         best: set[int] = set()
-        mentions = self._mentions() if self._params.title_specificity else None
-        for chunks in named:
-            c = max(chunks, key=lambda c: (own[c], -c))
-            link = EXACT_LINK * (mentions.specificity(chunks) if mentions is not None else 1.0)
+        for title in named:
+            c = max(title.chunks, key=lambda c: (own[c], -c))
+            link = EXACT_LINK * self._weight(title.title)
             scores[c] = max(scores.get(c, float("-inf")), (1 - w) * own[c] + w * link)
             best.add(c)
         return best
+
+    def _weight(self, title: int, *, besides: int = 0) -> float:
+        """The title's specificity in the corpus (1 with `title_specificity` off)."""
+        return self._specificity().of(title, besides=besides) if self._params.title_specificity else 1.0
 
     def follow(self, scores: dict[int, float]) -> dict[int, tuple[float, int]]:
         """Title links from the top `title_links` candidates (see `_links_from`). When the links lift
@@ -108,34 +112,14 @@ class TitleEvidence:
             hop = self._qvec + g.chunk_vectors[head]
             hop = hop / max(float(np.linalg.norm(hop)), 1e-12)
             own = scored_once(self._scorer.score_chunks, f"{self._query} {g.chunk_titles[head]}", hop, named)
-            for chunks in named:
+            for title in named:
                 # The title's chunk that fits the hop best, even when another chunk of it is a
                 # candidate already: passages that share a title hold different facts.
-                c = max(chunks, key=lambda c: (own[c], -c))
-                total = (1 - w) * own[c] + w * (1 + self._params.link_boost) * scores[head]
+                c = max(title.chunks, key=lambda c: (own[c], -c))
+                link = (1 + self._params.link_boost) * scores[head] * self._weight(title.title, besides=1)
+                total = (1 - w) * own[c] + w * link
                 if total <= scores.get(c, float("-inf")):
                     continue  # the chunk scores better as it is
                 if c not in linked or total > linked[c][0]:
                     linked[c] = (total, head)
         return linked
-
-
-class TitleMentions:
-    """How specific each title is in a corpus: the documents whose text names it. A title that
-    many documents name (a common phrase, a hub such as a language or a country) says little
-    about which passage a question needs; one that few name points at its passage."""
-
-    def __init__(self, graph: Graph) -> None:
-        naming: dict[tuple[int, ...], set[str]] = {}
-        for c, text in enumerate(graph.chunk_texts):
-            for chunks in graph.title_index.named_in(text, exclude_titles_of=c):
-                naming.setdefault(tuple(chunks), set()).add(graph.chunk_docs[c])
-        self._documents = len(set(graph.chunk_docs))
-        self._naming = {title: len(docs) for title, docs in naming.items()}
-
-    def specificity(self, chunks: Sequence[int]) -> float:
-        """In (0, 1]: 1 for a title no other document names, falling as the documents naming it
-        grow, like an inverse document frequency scaled by the corpus's largest."""
-        n = self._documents
-        named_by = self._naming.get(tuple(chunks), 0)
-        return float(np.log((n + 1) / (named_by + 1)) / np.log(n + 1)) if n else 1.0

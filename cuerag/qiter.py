@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cuerag.config import QIterParams
-from cuerag.lexical import LexicalFusion, LexicalScores
+from cuerag.lexical import LexicalFusion, LexicalScores, lexical_share
 from cuerag.link_scoring import TitleEvidence
 from cuerag.results import Anchor, ChunkHit, DepthTrace, PathTrace, QIterTrace, RetrievalResult, chunk_hit
 from cuerag.scoring import Scorer
@@ -85,14 +85,22 @@ class _QIterRun:
         self.params = params
         self.clock = _Clock()
         self.lexical: LexicalScores | None = None
+        self.lexical_weight = 0.0  # this query's, after `lexical_adaptive`
+        self.lexical_candidates = 0
 
     def run(self, given: Sequence[str] | None) -> RetrievalResult:
         started = time.perf_counter()
         qvec = self.r.embed_query(self.query)
         self.clock.lap("embed")
-        if self.params.lexical_weight > 0:
+        share = 1.0
+        if self.params.lexical_weight > 0 and self.params.lexical_adaptive:
+            share = lexical_share(self.graph.chunk_vectors @ qvec)
+        self.lexical_weight = self.params.lexical_weight * share
+        self.lexical_candidates = round(self.params.lexical_candidates * share)
+        if self.lexical_weight > 0:
             self.lexical = self.r.lexical_scores(self.query)
-            self.scorer = LexicalFusion(self.scorer, self.lexical, self.params.lexical_weight)
+            self.scorer = LexicalFusion(self.scorer, self.lexical, self.lexical_weight)
+        if self.params.lexical_weight > 0:
             self.clock.lap("lexical")
         mentions, anchors = self._anchor(qvec, given)
         start = tuple(dict.fromkeys(self.graph.entity_pos[a.entity_id] for a in anchors))
@@ -108,6 +116,7 @@ class _QIterRun:
             candidate_chunks=counts[0],
             named_chunks=counts[1],
             linked_chunks=counts[2],
+            lexical_weight=round(self.lexical_weight, 4),
             stage_ms={s: round(ms, 3) for s, ms in self.clock.ms.items()},
         )
         elapsed = (time.perf_counter() - started) * 1000
@@ -154,7 +163,7 @@ class _QIterRun:
         dense = self.r.nearest_units(qvec, k)
         if self.lexical is None:
             return dense
-        w = self.params.lexical_weight
+        w = self.lexical_weight
         cosine = dict(dense)
         lexical_top = [u for u, _ in self.lexical.top_units(k) if u not in cosine]
         if lexical_top:
@@ -182,7 +191,7 @@ class _QIterRun:
                         params.k,
                         path.key,
                         lexical=None if self.lexical is None else self.lexical.units,
-                        lexical_weight=params.lexical_weight,
+                        lexical_weight=self.lexical_weight,
                     ):
                         new = _Path(
                             order=(*path.order, unit),
@@ -224,10 +233,10 @@ class _QIterRun:
             evidence = np.asarray([max(collected[u] for u in chunk_units[c]) for c in chunks], dtype=np.float32)
             chunk_scores = (1 - params.path_weight) * chunk_scores + params.path_weight * evidence
         scores = dict(zip(chunks, chunk_scores.tolist(), strict=True))
-        if self.lexical is not None and params.lexical_candidates:
+        if self.lexical is not None and self.lexical_candidates:
             # Chunks the lexical channel ranks best though no kept path reached them: with no path
             # to weigh, their own score stands for it.
-            lexical = [c for c, _ in self.lexical.top_chunks(params.lexical_candidates) if c not in scores]
+            lexical = [c for c, _ in self.lexical.top_chunks(self.lexical_candidates) if c not in scores]
             if lexical:
                 own = self.scorer.score_chunks(self.query, qvec, lexical)
                 scores |= dict(zip(lexical, own.tolist(), strict=True))
@@ -238,7 +247,7 @@ class _QIterRun:
             query=self.query,
             qvec=qvec,
             params=params,
-            mentions=self.r.derived.title_mentions,
+            specificity=self.r.derived.title_specificity,
         )
         named = links.add_query_titles(scores) if params.query_titles else set()
         linked = links.follow(scores) if params.title_links else {}

@@ -90,6 +90,7 @@ class QIterTrace(BaseModel):
     candidate_chunks: int  # all the final rerank scored: reached by the walk, named, linked
     named_chunks: int = 0  # of the candidates, those the query names by title
     linked_chunks: int = 0  # of the candidates, those a title link brought in or raised
+    lexical_weight: float = 0.0  # the lexical channel's weight for this query (see lexical_adaptive)
     stage_ms: dict[str, float] = {}  # where the time went: ner, entity_linking, anchor_units, beam, rerank, ...
 
 
