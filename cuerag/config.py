@@ -243,6 +243,15 @@ LexicalAdaptive = Annotated[
 ]
 
 
+HubDiscount = Annotated[
+    bool,
+    Field(
+        description="Rank each hop's paths by their score times how few units mention the entity the hop "
+        "went through, so hub entities do not flood the beam (the kept paths' scores are unchanged)."
+    ),
+]
+
+
 class QIterParams(BaseModel):
     """Q-Iter parameters. Defaults are the paper's (K=3, D=3, M=5, N=5)."""
 
@@ -263,6 +272,7 @@ class QIterParams(BaseModel):
     lexical_candidates: LexicalCandidates = 0
     title_specificity: TitleSpecificity = True
     lexical_adaptive: LexicalAdaptive = True
+    hub_discount: HubDiscount = False
 
 
 def param_help(name: str) -> str:
