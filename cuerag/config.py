@@ -243,15 +243,6 @@ LexicalAdaptive = Annotated[
 ]
 
 
-HubDiscount = Annotated[
-    bool,
-    Field(
-        description="Rank each hop's paths by their score times how few units mention the entity the hop "
-        "went through, so hub entities do not flood the beam (the kept paths' scores are unchanged)."
-    ),
-]
-
-
 class QIterParams(BaseModel):
     """Q-Iter parameters. Defaults are the paper's (K=3, D=3, M=5, N=5)."""
 
@@ -268,11 +259,10 @@ class QIterParams(BaseModel):
     query_titles: QueryTitles = True
     title_links: TitleLinks = 2
     link_boost: LinkBoost = 0.1
-    lexical_weight: LexicalWeight = 0.0
-    lexical_candidates: LexicalCandidates = 0
+    lexical_weight: LexicalWeight = 0.35
+    lexical_candidates: LexicalCandidates = 10
     title_specificity: TitleSpecificity = True
     lexical_adaptive: LexicalAdaptive = True
-    hub_discount: HubDiscount = False
 
 
 def param_help(name: str) -> str:

@@ -16,7 +16,6 @@ any language and any naming convention.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -155,12 +154,12 @@ class TitleSpecificity:
         return self._naming.get(title, 0)
 
     def of(self, title: int, *, besides: int = 0) -> float:
-        """In (0, 1]: 1 for a title no other document names, falling as the documents naming it
-        grow, as an inverse document frequency scaled by the corpus's largest. `besides`: that
+        """In (0, 1]: the share of the corpus's documents that do not name the title: 1 for a title
+        no other document names, half for one that half the documents name. `besides`: that
         many of the naming documents are the reason it is asked (the passage a link is followed
         from names the title, so that mention says nothing of how common the title is)."""
         n = self._documents
         if n <= 1:
             return 1.0
         naming = max(self.naming_documents(title) - besides, 0)
-        return math.log((n + 1) / (naming + 1)) / math.log(n + 1)
+        return max(1.0 - naming / n, 1.0 / n)

@@ -6,7 +6,6 @@ Each stage's time is kept in the trace (`stage_ms`), so an evaluation can say wh
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -205,11 +204,8 @@ class _QIterRun:
                 break
             paths = list(candidates.values())
             scores = self.scorer.score_paths(self.query, qvec, [_sorted_unit_set(p.order) for p in paths])
-            rank = scores
-            if params.hub_discount:
-                rank = scores * np.asarray([self._entity_specificity(p.via[-1]) for p in paths], dtype=np.float32)
-            ranked = sorted(zip(rank.tolist(), range(len(paths)), strict=True), key=lambda t: (-t[0], t[1]))
-            kept = [(paths[i], float(scores[i])) for _, i in ranked[: params.beam]]
+            ranked = sorted(zip(scores.tolist(), range(len(paths)), strict=True), key=lambda t: (-t[0], t[1]))
+            kept = [(paths[i], score) for score, i in ranked[: params.beam]]
             beam = [path for path, _ in kept]
             for path, score in kept:
                 for unit in path.order:
@@ -218,14 +214,6 @@ class _QIterRun:
                 DepthTrace(depth=depth, candidates=len(paths), paths=[self._path_trace(p, s) for p, s in kept])
             )
         return depths, collected
-
-    def _entity_specificity(self, entity: int) -> float:
-        """In (0, 1]: how few units mention the entity, as an inverse document frequency over the
-        units scaled by the largest. A hub (a country, a long page's title) that many units
-        mention leads anywhere; its top units are the best of a large pool and flood the beam."""
-        units = len(self.graph.unit_ids)
-        degree = len(self.graph.entity_units[entity])
-        return math.log((units + 1) / (degree + 1)) / math.log(units + 1) if units > 1 else 1.0
 
     def _final_rerank(
         self, qvec: np.ndarray, collected: dict[int, float]
@@ -245,10 +233,12 @@ class _QIterRun:
             evidence = np.asarray([max(collected[u] for u in chunk_units[c]) for c in chunks], dtype=np.float32)
             chunk_scores = (1 - params.path_weight) * chunk_scores + params.path_weight * evidence
         scores = dict(zip(chunks, chunk_scores.tolist(), strict=True))
+        lexical_only: set[int] = set()
         if self.lexical is not None and self.lexical_candidates:
             # Chunks the lexical channel ranks best though no kept path reached them: with no path
             # to weigh, their own score stands for it.
             lexical = [c for c, _ in self.lexical.top_chunks(self.lexical_candidates) if c not in scores]
+            lexical_only.update(lexical)
             if lexical:
                 own = self.scorer.score_chunks(self.query, qvec, lexical)
                 scores |= dict(zip(lexical, own.tolist(), strict=True))
@@ -274,6 +264,7 @@ class _QIterRun:
                 chunk_units.get(c, []),
                 linked_from=linked[c][1] if c in linked else None,
                 named_in_query=c in named,
+                lexical_match=c in lexical_only and c not in named and c not in linked,
             )
             for c in order
         ]

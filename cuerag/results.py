@@ -107,6 +107,7 @@ class ChunkHit(BaseModel):
     unit_ids: list[str] = []  # collected units this chunk holds (why it came back)
     linked_from: str | None = None  # the chunk whose text names this one's title, when that link set the score
     named_in_query: bool = False  # the query names this chunk's title
+    lexical_match: bool = False  # one of the best BM25 chunks, joined though no kept path reached it
     citation: Citation | None = None  # source, pages, section, span and hyperlinks of the chunk
 
 
@@ -131,6 +132,7 @@ def chunk_hit(
     units: Sequence[int] = (),
     linked_from: int | None = None,
     named_in_query: bool = False,
+    lexical_match: bool = False,
 ) -> ChunkHit:
     """A retrieved chunk, with what brought it: collected units, a title link, the query's words."""
     return ChunkHit(
@@ -143,5 +145,6 @@ def chunk_hit(
         unit_ids=[graph.unit_ids[u] for u in units],
         linked_from=None if linked_from is None else graph.chunk_ids[linked_from],
         named_in_query=named_in_query,
+        lexical_match=lexical_match,
         citation=citation_of(graph, c),
     )

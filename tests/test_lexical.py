@@ -102,7 +102,8 @@ def test_the_lexical_share_follows_how_far_the_best_dense_match_stands_out() -> 
     clear[7] = 0.3 + 0.05 * 8  # eight deviations above the mean: far beyond chance
     assert lexical_share(clear) == 0.0
     between = noise.copy()
-    between[7] = 0.3 + 0.05 * (np.sqrt(2 * np.log(2000)) + 0.5)  # half a deviation above chance
+    chance = np.sqrt(2 * np.log(2000))
+    between[7] = 0.3 + 0.05 * (chance + 0.5 * np.pi / np.sqrt(6) / chance)  # half a spread above chance
     assert 0.2 < lexical_share(between) < 0.8
     assert lexical_share(np.full(5, 0.4, dtype=np.float32)) == 1.0  # no spread: nothing to tell apart
 

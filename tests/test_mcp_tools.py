@@ -656,7 +656,9 @@ async def test_config_resource_redacts_secrets(models: Models, tmp_path: Path) -
 @pytest.mark.parametrize("k", [3, 1])
 async def test_stepwise_walk_reproduces_the_q_iter_trace(session: Session, k: int) -> None:
     client = session.client
-    trace = (await call(client, "q_iter", corpus=SAMPLE, query=TOY, k=k, detail="full"))["trace"]
+    # The stepwise tools rank by the embedder alone: the walk they reproduce is Q-Iter's without
+    # the lexical channel.
+    trace = (await call(client, "q_iter", corpus=SAMPLE, query=TOY, k=k, lexical_weight=0.0, detail="full"))["trace"]
 
     # Entity anchoring: the query's linked entities and the entities of the nearest units.
     linked = await call(client, "link_entities", corpus=SAMPLE, query=TOY, k=k)

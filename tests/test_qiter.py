@@ -35,6 +35,9 @@ QUESTIONS = [
 
 
 def qiter(engine: CueRag, question: str = TOY, **params: object) -> RetrievalResult:
+    """Q-Iter with the lexical channel off unless asked for: these tests check the walk's and the
+    title links' own scores (tests/test_lexical.py checks the channel)."""
+    params = {"lexical_weight": 0.0, **params}
     result = engine.query(SAMPLE, question, params=make_params(**params))
     assert result.method == "qiter"
     assert result.trace is not None

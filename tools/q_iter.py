@@ -64,8 +64,7 @@ async def q_iter(
     detail: Detail = "compact",
 ) -> CompactResult | ExplainedResult:
     """Multi-hop retrieval (CUE-RAG Q-Iter); call it first. Returns the top_n chunks, each with
-    why it came back. On docs or code try lexical_weight=0.35, lexical_candidates=10. Walk a
-    missing hop with search_units and expand_entity."""
+    why it came back. Walk a missing hop with search_units and expand_entity."""
     params: QIterParams = make_params(
         k=k,
         depth=depth,
