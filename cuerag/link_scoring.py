@@ -7,12 +7,14 @@ Both raise a chunk's score in the candidate table the final rerank builds; neith
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 import numpy as np
 
 from cuerag.config import QIterParams
 from cuerag.graph import Graph
 from cuerag.links import Named, TitleSpecificity
+from cuerag.results import TitleStep
 from cuerag.scoring import Scorer
 
 # The path evidence of a chunk the query names by its title: an exact link, the top of the scale of
@@ -55,6 +57,7 @@ class TitleEvidence:
         self._query = query
         self._qvec = qvec
         self._params = params
+        self.steps: list[TitleStep] = []  # what title evidence did, for the trace
 
     def add_query_titles(self, scores: dict[int, float]) -> set[int]:
         """For each title the query names, its chunk closest to the query joins the candidates with
@@ -68,10 +71,27 @@ class TitleEvidence:
         best: set[int] = set()
         for title in named:
             c = max(title.chunks, key=lambda c: (own[c], -c))
-            link = EXACT_LINK * self._weight(title.title)
-            scores[c] = max(scores.get(c, float("-inf")), (1 - w) * own[c] + w * link)
+            specificity = self._weight(title.title)
+            evidence = (1 - w) * own[c] + w * EXACT_LINK * specificity
+            scores[c] = max(scores.get(c, float("-inf")), evidence)
+            self._step(c, "named_in_query", None, specificity, evidence)
             best.add(c)
         return best
+
+    def _step(
+        self, c: int, kind: Literal["named_in_query", "title_link"], head: int | None, spec: float, score: float
+    ) -> None:
+        g = self._graph
+        self.steps.append(
+            TitleStep(
+                chunk_id=g.chunk_ids[c],
+                title=g.chunk_titles[c],
+                kind=kind,
+                from_chunk_id=None if head is None else g.chunk_ids[head],
+                specificity=round(spec, 4),
+                score=round(score, 6),
+            )
+        )
 
     def _weight(self, title: int, *, besides: int = 0) -> float:
         """The title's specificity in the corpus (1 with `title_specificity` off)."""
@@ -90,21 +110,23 @@ class TitleEvidence:
             if not heads:
                 break
             followed.update(heads)
-            for c, (score, head) in self._links_from(heads, scores).items():
+            for c, (score, head, specificity) in self._links_from(heads, scores).items():
                 linked[c] = (score, head)
                 scores[c] = score
+                self._step(c, "title_link", head, specificity, score)
         return linked
 
-    def _links_from(self, heads: Sequence[int], scores: dict[int, float]) -> dict[int, tuple[float, int]]:
+    def _links_from(self, heads: Sequence[int], scores: dict[int, float]) -> dict[int, tuple[float, int, float]]:
         """For each title the heads name, its chunk that best fits the next hop of a chain: scored
         against the query plus the naming chunk (as multi-hop dense retrieval reads a passage with
         the question; a text reranker reads the query followed by the naming chunk's title), mixed
         with the naming chunk's score raised by `link_boost`. A chunk that is a candidate already
         takes its link score only when that is higher: the beam may reach the next passage through
-        a weak path. Returns each such chunk's best link score and the head that named it."""
+        a weak path. Returns each such chunk's best link score, the head that named it and the
+        title's specificity."""
         g = self._graph
         w = self._params.path_weight
-        linked: dict[int, tuple[float, int]] = {}
+        linked: dict[int, tuple[float, int, float]] = {}
         for head in heads:
             named = g.title_index.named_in(g.chunk_texts[head], exclude_titles_of=head)
             if not named:
@@ -116,10 +138,10 @@ class TitleEvidence:
                 # The title's chunk that fits the hop best, even when another chunk of it is a
                 # candidate already: passages that share a title hold different facts.
                 c = max(title.chunks, key=lambda c: (own[c], -c))
-                link = (1 + self._params.link_boost) * scores[head] * self._weight(title.title, besides=1)
-                total = (1 - w) * own[c] + w * link
+                specificity = self._weight(title.title, besides=1)
+                total = (1 - w) * own[c] + w * (1 + self._params.link_boost) * scores[head] * specificity
                 if total <= scores.get(c, float("-inf")):
                     continue  # the chunk scores better as it is
                 if c not in linked or total > linked[c][0]:
-                    linked[c] = (total, head)
+                    linked[c] = (total, head, specificity)
         return linked

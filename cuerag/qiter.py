@@ -16,7 +16,16 @@ import numpy as np
 from cuerag.config import QIterParams
 from cuerag.lexical import LexicalFusion, LexicalScores, lexical_share
 from cuerag.link_scoring import TitleEvidence
-from cuerag.results import Anchor, ChunkHit, DepthTrace, PathTrace, QIterTrace, RetrievalResult, chunk_hit
+from cuerag.results import (
+    Anchor,
+    ChunkHit,
+    DepthTrace,
+    PathTrace,
+    QIterTrace,
+    RetrievalResult,
+    TitleStep,
+    chunk_hit,
+)
 from cuerag.scoring import Scorer
 
 if TYPE_CHECKING:
@@ -106,7 +115,7 @@ class _QIterRun:
         start = tuple(dict.fromkeys(self.graph.entity_pos[a.entity_id] for a in anchors))
         depths, collected = self._beam_search(qvec, start)
         self.clock.lap("beam")
-        hits, counts = self._final_rerank(qvec, collected)
+        hits, counts, title_steps = self._final_rerank(qvec, collected)
         trace = QIterTrace(
             query_entities=mentions,
             entity_source="ner" if given is None else "llm",
@@ -117,6 +126,7 @@ class _QIterRun:
             named_chunks=counts[1],
             linked_chunks=counts[2],
             lexical_weight=round(self.lexical_weight, 4),
+            title_steps=title_steps,
             stage_ms={s: round(ms, 3) for s, ms in self.clock.ms.items()},
         )
         elapsed = (time.perf_counter() - started) * 1000
@@ -217,11 +227,11 @@ class _QIterRun:
 
     def _final_rerank(
         self, qvec: np.ndarray, collected: dict[int, float]
-    ) -> tuple[list[ChunkHit], tuple[int, int, int]]:
+    ) -> tuple[list[ChunkHit], tuple[int, int, int], list[TitleStep]]:
         """The chunks holding the collected units and those the query names by title, reranked
         (with path evidence when path_weight > 0), then the chunks the best of them name by title;
-        top N. Dense hits fill up when the graph reached fewer. Returns the hits and the counts of
-        candidates, named and linked chunks."""
+        top N. Dense hits fill up when the graph reached fewer. Returns the hits, the counts of
+        candidates, named and linked chunks, and the title evidence applied (for the trace)."""
         g, params = self.graph, self.params
         chunk_units: dict[int, list[int]] = {}
         for unit in collected:
@@ -274,7 +284,7 @@ class _QIterRun:
                 if hit.chunk_id not in taken and len(hits) < params.top_n:
                     hits.append(hit)
             self.clock.lap("fill")
-        return hits, (len(scores), len(named), len(linked))
+        return hits, (len(scores), len(named), len(linked)), links.steps
 
     def _path_trace(self, path: _Path, score: float) -> PathTrace:
         g = self.graph

@@ -81,6 +81,19 @@ class DepthTrace(BaseModel):
     paths: list[PathTrace]
 
 
+class TitleStep(BaseModel):
+    """Title evidence that set a candidate's score: the question names its title
+    (`named_in_query`), or a passage among the best names it (`title_link`, from that chunk);
+    weighed by how specific the title is in the corpus."""
+
+    chunk_id: str
+    title: str
+    kind: Literal["named_in_query", "title_link"]
+    from_chunk_id: str | None = None
+    specificity: float
+    score: float
+
+
 class QIterTrace(BaseModel):
     query_entities: list[str]
     entity_source: Literal["ner", "llm"] = "ner"  # who read the entities in the query
@@ -91,6 +104,7 @@ class QIterTrace(BaseModel):
     named_chunks: int = 0  # of the candidates, those the query names by title
     linked_chunks: int = 0  # of the candidates, those a title link brought in or raised
     lexical_weight: float = 0.0  # the lexical channel's weight for this query (see lexical_adaptive)
+    title_steps: list[TitleStep] = []  # title evidence, in the order it was applied
     stage_ms: dict[str, float] = {}  # where the time went: ner, entity_linking, anchor_units, beam, rerank, ...
 
 

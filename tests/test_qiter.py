@@ -555,3 +555,19 @@ def test_trace_times_every_stage_it_ran(sample_engine: CueRag) -> None:
     # A stage switched off is not timed.
     off = qiter(sample_engine, spreading_activation=False).trace
     assert off is not None and "ner" not in off.stage_ms
+
+
+def test_title_evidence_is_in_the_trace(sample_engine: CueRag) -> None:
+    result = qiter(sample_engine, MANAGER)
+    assert result.trace is not None
+    by_doc = {h.doc_id: h for h in result.chunks}
+    town, clough = by_doc["middlesbrough"], by_doc["brian-clough"]
+    steps = [s for s in result.trace.title_steps if s.chunk_id == town.chunk_id]
+    # The link from Brian Clough's chunk set the town's score; only that chunk names the town, so
+    # the title keeps its full weight.
+    assert [(s.kind, s.from_chunk_id) for s in steps] == [("title_link", clough.chunk_id)]
+    assert steps[0].specificity == 1.0 and steps[0].score == pytest.approx(town.score, abs=1e-5)
+    named = qiter(sample_engine, LOTHAIR, title_links=0)
+    assert named.trace is not None
+    (step,) = [s for s in named.trace.title_steps if s.title == "Lothair II"]
+    assert step.kind == "named_in_query" and step.from_chunk_id is None and 0.0 < step.specificity < 1.0
