@@ -676,7 +676,8 @@ async def test_stepwise_walk_reproduces_the_q_iter_trace(session: Session, k: in
         expansion = await call(client, "expand_entity", corpus=SAMPLE, entity=entity, query=TOY, k=k)
         assert expansion["link_score"] == 1.0
         for u in expansion["units"]:
-            assert candidates.setdefault(u["unit_id"], u["score"]) == pytest.approx(u["score"], abs=1e-6)
+            # Scores are rounded to 6 decimals: one unit scored in two batches may round 1e-6 apart.
+            assert candidates.setdefault(u["unit_id"], u["score"]) == pytest.approx(u["score"], abs=2e-6)
     depth1 = trace["depths"][0]
     assert depth1["candidates"] == len(candidates)
     top5 = sorted(candidates.items(), key=lambda t: -t[1])[:5]
