@@ -234,9 +234,9 @@ LexicalWeight = Annotated[
 TitleSpecificity = Annotated[
     bool,
     Field(
-        description="Weigh the evidence of a title the query names by how specific it is in the corpus: "
+        description="Weigh the evidence of a title a text names by how specific it is in the corpus: "
         "full for a title no other document names, less as more documents name it (off: full for every "
-        "title)."
+        "title, whatever it is)."
     ),
 ]
 
@@ -247,6 +247,17 @@ LexicalCandidates = Annotated[
         le=100,
         # Scored on their own fused score, though no kept path reached them.
         description="Top BM25 chunks added to the rerank.",
+    ),
+]
+
+
+LexicalAdaptive = Annotated[
+    bool,
+    Field(
+        # cuerag.lexical.lexical_share: the whole weight where the best dense match stands out of
+        # the corpus no more than chance, none where it stands out by a standard deviation more.
+        description="Scale lexical_weight and lexical_candidates per query by how unsure the embedder is "
+        "(off: the same weight for every query)."
     ),
 ]
 
@@ -267,9 +278,10 @@ class QIterParams(BaseModel):
     query_titles: QueryTitles = True
     title_links: TitleLinks = 2
     link_boost: LinkBoost = 0.1
-    lexical_weight: LexicalWeight = 0.0
-    lexical_candidates: LexicalCandidates = 0
-    title_specificity: TitleSpecificity = False
+    lexical_weight: LexicalWeight = 0.35
+    lexical_candidates: LexicalCandidates = 10
+    title_specificity: TitleSpecificity = True
+    lexical_adaptive: LexicalAdaptive = True
 
 
 def param_help(name: str) -> str:

@@ -1,14 +1,16 @@
-"""Indexes derived from one graph snapshot (BM25 over its texts, how often each title is named, its
-documents), each built on first use and kept with the snapshot: a new snapshot gets new ones."""
+"""Indexes derived from one graph snapshot (BM25 over its texts, how specific each title is, how
+the corpus writes its words, its documents), each built on first use and kept with the snapshot: a
+new snapshot gets new ones."""
 
 from __future__ import annotations
 
 import threading
 
+from cuerag.casing import CorpusCasing
 from cuerag.catalog import DocumentTable, catalog
 from cuerag.graph import Graph
 from cuerag.lexical import LexicalIndex
-from cuerag.link_scoring import TitleMentions
+from cuerag.links import TitleSpecificity
 
 
 class SnapshotIndexes:
@@ -16,7 +18,8 @@ class SnapshotIndexes:
         self.graph = graph
         self._lock = threading.Lock()
         self._lexical: LexicalIndex | None = None
-        self._mentions: TitleMentions | None = None
+        self._specificity: TitleSpecificity | None = None
+        self._casing: CorpusCasing | None = None
         self._documents: DocumentTable | None = None
 
     def lexical(self) -> LexicalIndex:
@@ -25,11 +28,19 @@ class SnapshotIndexes:
                 self._lexical = LexicalIndex(self.graph)
             return self._lexical
 
-    def title_mentions(self) -> TitleMentions:
+    def title_specificity(self) -> TitleSpecificity:
         with self._lock:
-            if self._mentions is None:
-                self._mentions = TitleMentions(self.graph)
-            return self._mentions
+            if self._specificity is None:
+                g = self.graph
+                self._specificity = TitleSpecificity(g.title_index, g.chunk_texts, g.chunk_docs)
+            return self._specificity
+
+    def casing(self) -> CorpusCasing:
+        with self._lock:
+            if self._casing is None:
+                g = self.graph
+                self._casing = CorpusCasing(g.chunk_texts, [*g.entity_names, *g.chunk_titles])
+            return self._casing
 
     def documents(self) -> DocumentTable:
         """The snapshot's documents, for listings and for resolving filters."""

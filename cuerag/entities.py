@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Any
 
 _POSSESSIVE = re.compile(r"(?:'s|’s|'|’)(?=\s|$)", re.IGNORECASE)
 _NON_WORD = re.compile(r"[^\w\s]")
@@ -25,3 +26,23 @@ def normalize_entity(name: str) -> str:
     text = _NON_WORD.sub(" ", text)
     text = _WS.sub(" ", text).strip()
     return _LEADING_ARTICLE.sub("", text)
+
+
+def _not_of_a_name(token: Any) -> bool:
+    """A token that ends an entity span without being part of the name: punctuation, or a
+    function word written in lower case ("for" in "Corvane Labs for"). Both come from the NER
+    model's own lexical attributes; a capitalised function word stays ("Let It Be")."""
+    return bool(token.is_punct or (token.is_stop and token.is_lower))
+
+
+def name_span(span: Any) -> Any:
+    """An NER span (spaCy's `Span`) without the tokens at its edges that are not part of the
+    name: trailing punctuation and lower-case function words, leading punctuation. The model
+    sometimes runs a span into the next word ("Corvane Labs for"), and the unit then links to an
+    entity no other mention of the name meets. At least one token is kept."""
+    start, end = 0, len(span)
+    while end - start > 1 and _not_of_a_name(span[end - 1]):
+        end -= 1
+    while end - start > 1 and span[start].is_punct:
+        start += 1
+    return span[start:end]

@@ -16,7 +16,9 @@ from cuerag.answering import AnswerResult
 from cuerag.graph import Graph
 from cuerag.retrieval import ChunkHit, PathTrace, RetrievalResult
 
-ReasonKind = Literal["path", "named_in_query", "title_link", "dense_fill", "dense", "bm25", "hybrid", "ketrag"]
+ReasonKind = Literal[
+    "path", "named_in_query", "title_link", "lexical_match", "dense_fill", "dense", "bm25", "hybrid", "ketrag"
+]
 
 _BASELINE_REASONS = {
     "dense": "nearest to the question by embedding similarity (dense retrieval)",
@@ -125,9 +127,12 @@ def explain_hit(
         )
     if path is not None:
         return HitReason(kind="path", text=walked, path=steps, path_score=score)
-    # Every graph candidate comes from a kept path, a named title or a title link; a result
+    if hit.lexical_match:
+        text = "lexical match: one of the passages sharing the question's words most (BM25); no kept path reached it"
+        return HitReason(kind="lexical_match", text=text)
+    # Every graph candidate comes from a kept path, a named title, a title link or a lexical match; a result
     # built by other code (or an older server) may still lack all three, and says so.
-    return HitReason(kind="path", text="no kept path, named title or title link is recorded for it")
+    return HitReason(kind="path", text="no kept path, named title, title link or lexical match is recorded for it")
 
 
 def explain(result: RetrievalResult, titles: GraphTitles) -> ExplainedResult:

@@ -14,6 +14,7 @@ built from, needs no re-indexing of existing corpora, and is the same on every s
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -65,6 +66,25 @@ class LexicalScores:
     def top_chunks(self, k: int) -> list[tuple[int, float]]:
         """The k chunks with the best lexical score above zero."""
         return top(self.chunks, k)
+
+
+def lexical_share(cosines: np.ndarray) -> float:
+    """How much of the lexical weight a query gets, in [0, 1], from how far its best dense match
+    stands out of the corpus. The best cosine's distance above the mean of all, in standard
+    deviations, is set against the best of as many random draws: for n normal draws that is
+    about sqrt(2 ln n), give or take pi / sqrt(6) / sqrt(2 ln n) (the spread of a maximum). A
+    query whose best match stands out no more than chance gets the whole weight: the embedder
+    cannot tell this corpus's texts apart for it, as in a corpus on a single subject where every
+    page is close to every other and identifiers make the difference. One spread above chance
+    and the weight is gone: a query with a clear dense answer is left to the embedder."""
+    n = len(cosines)
+    deviation = float(cosines.std()) if n > 1 else 0.0
+    if deviation <= 0.0:
+        return 1.0
+    chance = math.sqrt(2 * math.log(n))
+    spread = math.pi / math.sqrt(6) / chance
+    excess = (float(cosines.max()) - float(cosines.mean())) / deviation - chance
+    return min(max(1.0 - excess / spread, 0.0), 1.0)
 
 
 def top(scores: np.ndarray, k: int) -> list[tuple[int, float]]:

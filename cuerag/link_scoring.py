@@ -7,11 +7,14 @@ Both raise a chunk's score in the candidate table the final rerank builds; neith
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 import numpy as np
 
 from cuerag.config import QIterParams
 from cuerag.graph import Graph
+from cuerag.links import Named, TitleSpecificity
+from cuerag.results import TitleStep
 from cuerag.scoring import Scorer
 
 # The path evidence of a chunk the query names by its title: an exact link, the top of the scale of
@@ -28,10 +31,10 @@ def scored_once(
     score: Callable[[str, np.ndarray, Sequence[int]], np.ndarray],
     query: str,
     vector: np.ndarray,
-    groups: Sequence[Sequence[int]],
+    named: Sequence[Named],
 ) -> dict[int, float]:
-    """Each chunk of the groups scored once."""
-    chunks = list(dict.fromkeys(c for group in groups for c in group))
+    """Each chunk of the named titles scored once."""
+    chunks = list(dict.fromkeys(c for title in named for c in title.chunks))
     return dict(zip(chunks, score(query, vector, chunks).tolist(), strict=True))
 
 
@@ -46,44 +49,64 @@ class TitleEvidence:
         query: str,
         qvec: np.ndarray,
         params: QIterParams,
-        mentions: Callable[[], TitleMentions],
+        specificity: Callable[[], TitleSpecificity],
         allowed: Callable[[int], bool] = lambda _: True,
     ) -> None:
         self._graph = graph
         self._allowed = allowed  # chunks outside a filter's subset are never named or linked
-        self._mentions = mentions
+        self._specificity = specificity
         self._scorer = scorer
         self._query = query
         self._qvec = qvec
         self._params = params
+        self.steps: list[TitleStep] = []  # what title evidence did, for the trace
 
     def add_query_titles(self, scores: dict[int, float]) -> set[int]:
         """For each title the query names, its chunk closest to the query joins the candidates with
         the path evidence of an exact link (the query itself points at that passage), weighed by
-        the title's specificity when `title_specificity` is on. Returns them."""
-        named = self._graph.title_index.named_in(self._query, loose_case=True)
-        kept = self._inside(named)
-        if not kept:
+        the title's specificity in the corpus. Returns them."""
+        named = self._inside(self._graph.title_index.named_in(self._query))
+        if not named:
             return set()
-        own = scored_once(self._scorer.score_chunks, self._query, self._qvec, [inside for _, inside in kept])
+        own = scored_once(self._scorer.score_chunks, self._query, self._qvec, named)
         w = self._params.path_weight
         best: set[int] = set()
-        mentions = self._mentions() if self._params.title_specificity else None
-        for chunks, inside in kept:
-            c = max(inside, key=lambda c: (own[c], -c))
-            link = EXACT_LINK * (mentions.specificity(chunks) if mentions is not None else 1.0)
-            scores[c] = max(scores.get(c, float("-inf")), (1 - w) * own[c] + w * link)
+        for title in named:
+            c = max(title.chunks, key=lambda c: (own[c], -c))
+            specificity = self._weight(title.title)
+            evidence = (1 - w) * own[c] + w * EXACT_LINK * specificity
+            scores[c] = max(scores.get(c, float("-inf")), evidence)
+            self._step(c, "named_in_query", None, specificity, evidence)
             best.add(c)
         return best
 
-    def _inside(self, named: Sequence[Sequence[int]]) -> list[tuple[Sequence[int], list[int]]]:
-        """Each named title's chunks, with those inside the subset; titles with none inside go."""
+    def _inside(self, named: Sequence[Named]) -> list[Named]:
+        """The named titles with only their chunks inside the subset; titles with none inside go."""
         out = []
-        for chunks in named:
-            inside = [c for c in chunks if self._allowed(c)]
+        for title in named:
+            inside = [c for c in title.chunks if self._allowed(c)]
             if inside:
-                out.append((chunks, inside))
+                out.append(Named(title=title.title, chunks=inside))
         return out
+
+    def _step(
+        self, c: int, kind: Literal["named_in_query", "title_link"], head: int | None, spec: float, score: float
+    ) -> None:
+        g = self._graph
+        self.steps.append(
+            TitleStep(
+                chunk_id=g.chunk_ids[c],
+                title=g.chunk_titles[c],
+                kind=kind,
+                from_chunk_id=None if head is None else g.chunk_ids[head],
+                specificity=round(spec, 4),
+                score=round(score, 6),
+            )
+        )
+
+    def _weight(self, title: int, *, besides: int = 0) -> float:
+        """The title's specificity in the corpus (1 with `title_specificity` off)."""
+        return self._specificity().of(title, besides=besides) if self._params.title_specificity else 1.0
 
     def follow(self, scores: dict[int, float]) -> dict[int, tuple[float, int]]:
         """Title links from the top `title_links` candidates (see `_links_from`). When the links lift
@@ -98,57 +121,38 @@ class TitleEvidence:
             if not heads:
                 break
             followed.update(heads)
-            for c, (score, head) in self._links_from(heads, scores).items():
+            for c, (score, head, specificity) in self._links_from(heads, scores).items():
                 linked[c] = (score, head)
                 scores[c] = score
+                self._step(c, "title_link", head, specificity, score)
         return linked
 
-    def _links_from(self, heads: Sequence[int], scores: dict[int, float]) -> dict[int, tuple[float, int]]:
+    def _links_from(self, heads: Sequence[int], scores: dict[int, float]) -> dict[int, tuple[float, int, float]]:
         """For each title the heads name, its chunk that best fits the next hop of a chain: scored
         against the query plus the naming chunk (as multi-hop dense retrieval reads a passage with
         the question; a text reranker reads the query followed by the naming chunk's title), mixed
         with the naming chunk's score raised by `link_boost`. A chunk that is a candidate already
         takes its link score only when that is higher: the beam may reach the next passage through
-        a weak path. Returns each such chunk's best link score and the head that named it."""
+        a weak path. Returns each such chunk's best link score, the head that named it and the
+        title's specificity."""
         g = self._graph
         w = self._params.path_weight
-        linked: dict[int, tuple[float, int]] = {}
+        linked: dict[int, tuple[float, int, float]] = {}
         for head in heads:
-            titles = g.title_index.named_in(g.chunk_texts[head], exclude_titles_of=head)
-            named = [inside for _, inside in self._inside(titles)]
+            named = self._inside(g.title_index.named_in(g.chunk_texts[head], exclude_titles_of=head))
             if not named:
                 continue
             hop = self._qvec + g.chunk_vectors[head]
             hop = hop / max(float(np.linalg.norm(hop)), 1e-12)
             own = scored_once(self._scorer.score_chunks, f"{self._query} {g.chunk_titles[head]}", hop, named)
-            for chunks in named:
+            for title in named:
                 # The title's chunk that fits the hop best, even when another chunk of it is a
                 # candidate already: passages that share a title hold different facts.
-                c = max(chunks, key=lambda c: (own[c], -c))
-                total = (1 - w) * own[c] + w * (1 + self._params.link_boost) * scores[head]
+                c = max(title.chunks, key=lambda c: (own[c], -c))
+                specificity = self._weight(title.title, besides=1)
+                total = (1 - w) * own[c] + w * (1 + self._params.link_boost) * scores[head] * specificity
                 if total <= scores.get(c, float("-inf")):
                     continue  # the chunk scores better as it is
                 if c not in linked or total > linked[c][0]:
-                    linked[c] = (total, head)
+                    linked[c] = (total, head, specificity)
         return linked
-
-
-class TitleMentions:
-    """How specific each title is in a corpus: the documents whose text names it. A title that
-    many documents name (a common phrase, a hub such as a language or a country) says little
-    about which passage a question needs; one that few name points at its passage."""
-
-    def __init__(self, graph: Graph) -> None:
-        naming: dict[tuple[int, ...], set[str]] = {}
-        for c, text in enumerate(graph.chunk_texts):
-            for chunks in graph.title_index.named_in(text, exclude_titles_of=c):
-                naming.setdefault(tuple(chunks), set()).add(graph.chunk_docs[c])
-        self._documents = len(set(graph.chunk_docs))
-        self._naming = {title: len(docs) for title, docs in naming.items()}
-
-    def specificity(self, chunks: Sequence[int]) -> float:
-        """In (0, 1]: 1 for a title no other document names, falling as the documents naming it
-        grow, like an inverse document frequency scaled by the corpus's largest."""
-        n = self._documents
-        named_by = self._naming.get(tuple(chunks), 0)
-        return float(np.log((n + 1) / (named_by + 1)) / np.log(n + 1)) if n else 1.0

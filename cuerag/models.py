@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from cuerag.config import DEFAULT_EMBEDDER, Settings
+from cuerag.entities import name_span
 from cuerag.errors import ModelLoadError
 from cuerag.precision import (
     CALIBRATION_FILE,
@@ -218,7 +219,7 @@ class SpacyNer:
     def extract(self, texts: Sequence[str]) -> list[list[tuple[str, str]]]:
         with self._lock:
             docs = list(self._nlp.pipe(texts, batch_size=256))
-        return [[(e.text, e.label_) for e in doc.ents if e.label_ in self._labels] for doc in docs]
+        return [[(name_span(e).text, e.label_) for e in doc.ents if e.label_ in self._labels] for doc in docs]
 
 
 def _listened_to(nlp: Any) -> list[str]:

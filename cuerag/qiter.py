@@ -14,9 +14,18 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cuerag.config import QIterParams
-from cuerag.lexical import LexicalFusion, LexicalScores
+from cuerag.lexical import LexicalFusion, LexicalScores, lexical_share
 from cuerag.link_scoring import TitleEvidence
-from cuerag.results import Anchor, ChunkHit, DepthTrace, PathTrace, QIterTrace, RetrievalResult, chunk_hit
+from cuerag.results import (
+    Anchor,
+    ChunkHit,
+    DepthTrace,
+    PathTrace,
+    QIterTrace,
+    RetrievalResult,
+    TitleStep,
+    chunk_hit,
+)
 from cuerag.scoring import Scorer
 
 if TYPE_CHECKING:
@@ -85,20 +94,28 @@ class _QIterRun:
         self.params = params
         self.clock = _Clock()
         self.lexical: LexicalScores | None = None
+        self.lexical_weight = 0.0  # this query's, after `lexical_adaptive`
+        self.lexical_candidates = 0
 
     def run(self, given: Sequence[str] | None) -> RetrievalResult:
         started = time.perf_counter()
         qvec = self.r.embed_query(self.query)
         self.clock.lap("embed")
-        if self.params.lexical_weight > 0:
+        share = 1.0
+        if self.params.lexical_weight > 0 and self.params.lexical_adaptive:
+            share = lexical_share(self.graph.chunk_vectors @ qvec)
+        self.lexical_weight = self.params.lexical_weight * share
+        self.lexical_candidates = round(self.params.lexical_candidates * share)
+        if self.lexical_weight > 0:
             self.lexical = self.r.lexical_scores(self.query)
-            self.scorer = LexicalFusion(self.scorer, self.lexical, self.params.lexical_weight)
+            self.scorer = LexicalFusion(self.scorer, self.lexical, self.lexical_weight)
+        if self.params.lexical_weight > 0:
             self.clock.lap("lexical")
         mentions, anchors = self._anchor(qvec, given)
         start = tuple(dict.fromkeys(self.graph.entity_pos[a.entity_id] for a in anchors))
         depths, collected = self._beam_search(qvec, start)
         self.clock.lap("beam")
-        hits, counts = self._final_rerank(qvec, collected)
+        hits, counts, title_steps = self._final_rerank(qvec, collected)
         trace = QIterTrace(
             query_entities=mentions,
             entity_source="ner" if given is None else "llm",
@@ -108,6 +125,8 @@ class _QIterRun:
             candidate_chunks=counts[0],
             named_chunks=counts[1],
             linked_chunks=counts[2],
+            lexical_weight=round(self.lexical_weight, 4),
+            title_steps=title_steps,
             stage_ms={s: round(ms, 3) for s, ms in self.clock.ms.items()},
         )
         elapsed = (time.perf_counter() - started) * 1000
@@ -154,7 +173,7 @@ class _QIterRun:
         dense = self.r.nearest_units(qvec, k)
         if self.lexical is None:
             return dense
-        w = self.params.lexical_weight
+        w = self.lexical_weight
         cosine = dict(dense)
         lexical_top = [u for u, _ in self.lexical.top_units(k) if u not in cosine]
         if lexical_top:
@@ -182,7 +201,7 @@ class _QIterRun:
                         params.k,
                         path.key,
                         lexical=None if self.lexical is None else self.lexical.units,
-                        lexical_weight=params.lexical_weight,
+                        lexical_weight=self.lexical_weight,
                     ):
                         new = _Path(
                             order=(*path.order, unit),
@@ -208,11 +227,11 @@ class _QIterRun:
 
     def _final_rerank(
         self, qvec: np.ndarray, collected: dict[int, float]
-    ) -> tuple[list[ChunkHit], tuple[int, int, int]]:
+    ) -> tuple[list[ChunkHit], tuple[int, int, int], list[TitleStep]]:
         """The chunks holding the collected units and those the query names by title, reranked
         (with path evidence when path_weight > 0), then the chunks the best of them name by title;
-        top N. Dense hits fill up when the graph reached fewer. Returns the hits and the counts of
-        candidates, named and linked chunks."""
+        top N. Dense hits fill up when the graph reached fewer. Returns the hits, the counts of
+        candidates, named and linked chunks, and the title evidence applied (for the trace)."""
         g, params = self.graph, self.params
         chunk_units: dict[int, list[int]] = {}
         for unit in collected:
@@ -225,10 +244,12 @@ class _QIterRun:
             evidence = np.asarray([max(collected[u] for u in chunk_units[c]) for c in chunks], dtype=np.float32)
             chunk_scores = (1 - params.path_weight) * chunk_scores + params.path_weight * evidence
         scores = dict(zip(chunks, chunk_scores.tolist(), strict=True))
-        if self.lexical is not None and params.lexical_candidates:
+        lexical_only: set[int] = set()
+        if self.lexical is not None and self.lexical_candidates:
             # Chunks the lexical channel ranks best though no kept path reached them: with no path
             # to weigh, their own score stands for it.
-            lexical = [c for c, _ in self.lexical.top_chunks(params.lexical_candidates) if c not in scores]
+            lexical = [c for c, _ in self.lexical.top_chunks(self.lexical_candidates) if c not in scores]
+            lexical_only.update(lexical)
             if lexical:
                 own = self.scorer.score_chunks(self.query, qvec, lexical)
                 scores |= dict(zip(lexical, own.tolist(), strict=True))
@@ -239,7 +260,7 @@ class _QIterRun:
             query=self.query,
             qvec=qvec,
             params=params,
-            mentions=self.r.derived.title_mentions,
+            specificity=self.r.derived.title_specificity,
             allowed=self.r.chunk_allowed,
         )
         named = links.add_query_titles(scores) if params.query_titles else set()
@@ -255,6 +276,7 @@ class _QIterRun:
                 chunk_units.get(c, []),
                 linked_from=linked[c][1] if c in linked else None,
                 named_in_query=c in named,
+                lexical_match=c in lexical_only and c not in named and c not in linked,
             )
             for c in order
         ]
@@ -264,7 +286,7 @@ class _QIterRun:
                 if hit.chunk_id not in taken and len(hits) < params.top_n:
                     hits.append(hit)
             self.clock.lap("fill")
-        return hits, (len(scores), len(named), len(linked))
+        return hits, (len(scores), len(named), len(linked)), links.steps
 
     def _path_trace(self, path: _Path, score: float) -> PathTrace:
         g = self.graph

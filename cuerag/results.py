@@ -81,6 +81,19 @@ class DepthTrace(BaseModel):
     paths: list[PathTrace]
 
 
+class TitleStep(BaseModel):
+    """Title evidence that set a candidate's score: the question names its title
+    (`named_in_query`), or a passage among the best names it (`title_link`, from that chunk);
+    weighed by how specific the title is in the corpus."""
+
+    chunk_id: str
+    title: str
+    kind: Literal["named_in_query", "title_link"]
+    from_chunk_id: str | None = None
+    specificity: float
+    score: float
+
+
 class QIterTrace(BaseModel):
     query_entities: list[str]
     entity_source: Literal["ner", "llm"] = "ner"  # who read the entities in the query
@@ -90,6 +103,8 @@ class QIterTrace(BaseModel):
     candidate_chunks: int  # all the final rerank scored: reached by the walk, named, linked
     named_chunks: int = 0  # of the candidates, those the query names by title
     linked_chunks: int = 0  # of the candidates, those a title link brought in or raised
+    lexical_weight: float = 0.0  # the lexical channel's weight for this query (see lexical_adaptive)
+    title_steps: list[TitleStep] = []  # title evidence, in the order it was applied
     stage_ms: dict[str, float] = {}  # where the time went: ner, entity_linking, anchor_units, beam, rerank, ...
 
 
@@ -106,6 +121,7 @@ class ChunkHit(BaseModel):
     unit_ids: list[str] = []  # collected units this chunk holds (why it came back)
     linked_from: str | None = None  # the chunk whose text names this one's title, when that link set the score
     named_in_query: bool = False  # the query names this chunk's title
+    lexical_match: bool = False  # one of the best BM25 chunks, joined though no kept path reached it
     citation: Citation | None = None  # source, pages, section, span and hyperlinks of the chunk
 
 
@@ -130,6 +146,7 @@ def chunk_hit(
     units: Sequence[int] = (),
     linked_from: int | None = None,
     named_in_query: bool = False,
+    lexical_match: bool = False,
 ) -> ChunkHit:
     """A retrieved chunk, with what brought it: collected units, a title link, the query's words."""
     return ChunkHit(
@@ -142,5 +159,6 @@ def chunk_hit(
         unit_ids=[graph.unit_ids[u] for u in units],
         linked_from=None if linked_from is None else graph.chunk_ids[linked_from],
         named_in_query=named_in_query,
+        lexical_match=lexical_match,
         citation=citation_of(graph, c),
     )

@@ -119,8 +119,10 @@ class Retriever:
     # -- entities --
 
     def query_mentions(self, query: str) -> list[str]:
-        """The named entities NER finds in the query, each once, in order."""
-        return list(dict.fromkeys(s for s, _ in self._models.ner.extract([query])[0]))
+        """The named entities NER finds in the query, each once, in order. NER reads the query
+        written as the corpus writes it, so the query's own letter case does not change them."""
+        written = self.derived.casing().restore(query)
+        return list(dict.fromkeys(s for s, _ in self._models.ner.extract([written])[0]))
 
     def link_entities(
         self, query: str, k: int, mentions: Sequence[str] | None = None

@@ -30,8 +30,7 @@ For a question, call q_iter first: one call walks the graph (entity → statemen
 returns the best passages, each with why it is there (its best path, a title the question names,
 a title link from another passage, or the dense fill). Cite the passages by title and doc_id. Its
 default detail="compact" is sized for a context window; ask detail="full" only to inspect every
-kept path. On documentation or code, add lexical_weight=0.35 and lexical_candidates=10. dense_search
-is enough for a single-hop lookup.
+kept path. dense_search is enough for a single-hop lookup.
 
 Walk step by step instead when q_iter's passages lack a hop (the reasons show which entity the
 paths went through, and none reaches the missing fact), or when you must control each hop:

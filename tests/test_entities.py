@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cuerag.entities import normalize_entity
+from cuerag.entities import name_span, normalize_entity
 from cuerag.ids import chunk_point_id, entity_point_id, unit_point_id
 
 SAME = [
@@ -81,3 +81,24 @@ def test_point_ids_are_uuids_and_kinds_do_not_collide() -> None:
     assert unit_point_id(text) != unit_point_id(text + ".")
     assert chunk_point_id("d", 0, text) != chunk_point_id("d", 1, text)
     assert chunk_point_id("d", 0, text) != chunk_point_id("e", 0, text)
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end", "name"),
+    [
+        ("the chief executive of Corvane Labs for ten years", 4, 7, "Corvane Labs"),  # ran into "for"
+        ("they sang Let It Be at the end", 2, 5, "Let It Be"),  # a capitalised function word stays
+        ("the Bank of America said", 1, 4, "Bank of America"),  # inside the name, it stays
+        ("in the Republic of the Congo", 2, 5, "Republic"),  # cut short by the model: its edge goes
+        ('he said "Halvard Optics" twice', 2, 6, "Halvard Optics"),  # quotes at both edges
+        ("just for", 1, 2, "for"),  # nothing but the edge: one token is kept
+    ],
+)
+def test_a_span_loses_the_tokens_at_its_edges_that_are_not_part_of_the_name(
+    text: str, start: int, end: int, name: str
+) -> None:
+    import spacy
+    from spacy.tokens import Span
+
+    doc = spacy.blank("en")(text)
+    assert name_span(Span(doc, start, end, label="ORG")).text == name

@@ -490,10 +490,6 @@ LOOSE_VALUES: list[tuple[str, dict[str, Any], str]] = [
     ("q_iter", {"k": "2"}, "valid integer"),
     ("q_iter", {"depth": False}, "valid integer"),
     ("search_units", {"k": "5"}, "valid integer"),
-    ("q_iter", {"query_titles": "no"}, "valid boolean"),
-    ("q_iter", {"query_titles": "false"}, "valid boolean"),
-    ("q_iter", {"query_titles": 0}, "valid boolean"),
-    ("q_iter", {"query_titles": "yes"}, "valid boolean"),
 ]
 
 
@@ -507,7 +503,7 @@ async def test_mcp_loose_values_are_refused(mcp: Mcp, tool: str, args: dict[str,
 async def test_mcp_exact_types_are_accepted(mcp: Mcp) -> None:
     result = await ok(mcp.client, "dense_search", corpus=BASE, query=BASE_QUESTION, top_n=2)
     assert [h["doc_id"] for h in result["chunks"]][:1] == ["oslo"] and len(result["chunks"]) == 2
-    traced = await ok(mcp.client, "q_iter", corpus=BASE, query=BASE_QUESTION, top_n=1, query_titles=False)
+    traced = await ok(mcp.client, "q_iter", corpus=BASE, query=BASE_QUESTION, top_n=1, detail="full")
     assert len(traced["chunks"]) == 1
 
 

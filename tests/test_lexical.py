@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from cuerag import CueRag, Settings, make_document, make_params
-from cuerag.lexical import LexicalFusion, LexicalScores
+from cuerag.lexical import LexicalFusion, LexicalScores, lexical_share
 from cuerag.models import Models
 from cuerag.scoring import VectorScorer
 
@@ -53,7 +53,7 @@ def test_scores_are_scaled_to_the_best_match_and_ignore_case(notes: CueRag) -> N
 
 
 def test_the_unit_naming_the_identifier_anchors_the_walk(notes: CueRag) -> None:
-    params = {"k": 1, "top_n": 3}
+    params = {"k": 1, "top_n": 3, "lexical_adaptive": False}
     fused = notes.query(CORPUS, QUESTION, params=make_params(lexical_weight=0.3, **params))
     assert fused.trace is not None
     units = [a.mention for a in fused.trace.anchors if a.source == "unit"]
@@ -87,7 +87,32 @@ def test_fusion_is_a_convex_combination_with_the_embedders_scores(notes: CueRag)
 def test_the_best_lexical_chunks_join_the_candidates_no_path_reached(notes: CueRag) -> None:
     """No walk (depth 0), no titles, no dense fill: only the lexical channel can bring a chunk."""
     walkless = {"depth": 0, "query_titles": False, "title_links": 0, "fill_with_dense": False, "top_n": 3}
+    walkless |= {"lexical_adaptive": False}
     alone = notes.query(CORPUS, QUESTION, params=make_params(lexical_weight=0.3, lexical_candidates=1, **walkless))
     assert [(h.title, h.source, h.unit_ids) for h in alone.chunks] == [("Status codes", "graph", [])]
-    without = notes.query(CORPUS, QUESTION, params=make_params(lexical_weight=0.3, **walkless))
+    without = notes.query(CORPUS, QUESTION, params=make_params(lexical_weight=0.3, lexical_candidates=0, **walkless))
     assert without.chunks == []
+
+
+def test_the_lexical_share_follows_how_far_the_best_dense_match_stands_out() -> None:
+    rng = np.random.default_rng(0)
+    noise = rng.normal(0.3, 0.05, 2000).astype(np.float32)  # a corpus no text of which stands out
+    assert lexical_share(noise) == pytest.approx(1.0)
+    clear = noise.copy()
+    clear[7] = 0.3 + 0.05 * 8  # eight deviations above the mean: far beyond chance
+    assert lexical_share(clear) == 0.0
+    between = noise.copy()
+    chance = np.sqrt(2 * np.log(2000))
+    between[7] = 0.3 + 0.05 * (chance + 0.5 * np.pi / np.sqrt(6) / chance)  # half a spread above chance
+    assert 0.2 < lexical_share(between) < 0.8
+    assert lexical_share(np.full(5, 0.4, dtype=np.float32)) == 1.0  # no spread: nothing to tell apart
+
+
+def test_the_weight_a_query_gets_is_in_its_trace(notes: CueRag) -> None:
+    retriever = notes.retriever(CORPUS)
+    share = lexical_share(retriever.graph.chunk_vectors @ retriever.embed_query(QUESTION))
+    adaptive = notes.query(CORPUS, QUESTION, params=make_params(lexical_weight=0.4))
+    fixed = notes.query(CORPUS, QUESTION, params=make_params(lexical_weight=0.4, lexical_adaptive=False))
+    assert adaptive.trace is not None and fixed.trace is not None
+    assert adaptive.trace.lexical_weight == pytest.approx(0.4 * share, abs=1e-4)
+    assert fixed.trace.lexical_weight == pytest.approx(0.4)

@@ -356,10 +356,10 @@ async def test_q_iter_parameters(session: Session) -> None:
     assert len(result["chunks"]) == 2
     assert len(result["trace"]["depths"]) == 1
     assert len(result["trace"]["depths"][0]["paths"]) == 2
-    # The ablation switches are the CLI's and `cuerag eval`'s (tests/test_qiter.py); an agent
-    # gets the ones that change what it is shown.
-    no_titles = await call(session.client, "q_iter", corpus=SAMPLE, query=TOY, query_titles=False, title_links=0)
-    assert all(h["why"] and "title" not in h["why"] for h in no_titles["chunks"]), no_titles["chunks"]
+    # The ablation switches (title evidence among them) are the CLI's and `cuerag eval`'s
+    # (tests/test_qiter.py); an agent gets the ones that change what it is shown.
+    refused = await session.client.call_tool("q_iter", {"corpus": SAMPLE, "query": TOY, "query_titles": False})
+    assert refused.is_error
 
 
 @pytest.mark.parametrize(
@@ -643,7 +643,9 @@ async def test_config_resource_redacts_secrets(models: Models, tmp_path: Path) -
 @pytest.mark.parametrize("k", [3, 1])
 async def test_stepwise_walk_reproduces_the_q_iter_trace(session: Session, k: int) -> None:
     client = session.client
-    trace = (await call(client, "q_iter", corpus=SAMPLE, query=TOY, k=k, detail="full"))["trace"]
+    # The stepwise tools rank by the embedder alone: the walk they reproduce is Q-Iter's without
+    # the lexical channel.
+    trace = (await call(client, "q_iter", corpus=SAMPLE, query=TOY, k=k, lexical_weight=0.0, detail="full"))["trace"]
 
     # Entity anchoring: the query's linked entities and the entities of the nearest units.
     linked = await call(client, "link_entities", corpus=SAMPLE, query=TOY, k=k)
@@ -661,7 +663,8 @@ async def test_stepwise_walk_reproduces_the_q_iter_trace(session: Session, k: in
         expansion = await call(client, "expand_entity", corpus=SAMPLE, entity=entity, query=TOY, k=k)
         assert expansion["link_score"] == 1.0
         for u in expansion["units"]:
-            assert candidates.setdefault(u["unit_id"], u["score"]) == pytest.approx(u["score"], abs=1e-6)
+            # Scores are rounded to 6 decimals: one unit scored in two batches may round 1e-6 apart.
+            assert candidates.setdefault(u["unit_id"], u["score"]) == pytest.approx(u["score"], abs=2e-6)
     depth1 = trace["depths"][0]
     assert depth1["candidates"] == len(candidates)
     top5 = sorted(candidates.items(), key=lambda t: -t[1])[:5]

@@ -35,6 +35,9 @@ QUESTIONS = [
 
 
 def qiter(engine: CueRag, question: str = TOY, **params: object) -> RetrievalResult:
+    """Q-Iter with the lexical channel off unless asked for: these tests check the walk's and the
+    title links' own scores (tests/test_lexical.py checks the channel)."""
+    params = {"lexical_weight": 0.0, **params}
     result = engine.query(SAMPLE, question, params=make_params(**params))
     assert result.method == "qiter"
     assert result.trace is not None
@@ -506,17 +509,24 @@ def test_links_are_followed_again_from_a_chunk_a_link_lifted_into_the_top(sample
     assert town.score > walked["middlesbrough"].score
 
 
-def test_a_chunk_the_question_names_by_title_gets_full_path_evidence(sample_engine: CueRag) -> None:
+def test_a_chunk_the_question_names_by_title_gets_the_evidence_of_an_exact_link(sample_engine: CueRag) -> None:
     retriever = sample_engine.retriever(SAMPLE)
     g = retriever.graph
     for question in (LOTHAIR, LOTHAIR.lower()):  # a typed, all-lower-case question names it too
         q = retriever.embed_query(question)
-        named = next(h for h in qiter(sample_engine, question).chunks if h.doc_id == "lothair-ii")
+        named = next(h for h in qiter(sample_engine, question, title_links=0).chunks if h.doc_id == "lothair-ii")
         assert named.named_in_query and named.linked_from is None
         cosine = float(g.chunk_vectors[g.chunk_pos[named.chunk_id]] @ q)
-        assert named.score == pytest.approx(0.5 * cosine + 0.5 * 1.0, abs=1e-4)
-        plain = next(h for h in qiter(sample_engine, question, query_titles=False).chunks if h.doc_id == "lothair-ii")
-        assert plain.score < named.score and not plain.named_in_query
+        # The evidence of an exact link, weighed by how specific the title is in the corpus; the
+        # chunk keeps the walk's score when that is higher.
+        specificity = retriever.derived.title_specificity().of(g.title_index.named_in("Lothair II")[0].title)
+        assert 0.5 < specificity < 1.0  # one other document names Lothair II
+        plain = qiter(sample_engine, question, query_titles=False, title_links=0).chunks
+        walked = next(h for h in plain if h.doc_id == "lothair-ii")
+        assert not walked.named_in_query
+        assert named.score == pytest.approx(max(0.5 * cosine + 0.5 * specificity, walked.score), abs=1e-4)
+        full = qiter(sample_engine, question, title_links=0, title_specificity=False).chunks
+        assert next(h for h in full if h.doc_id == "lothair-ii").score == pytest.approx(0.5 * cosine + 0.5, abs=1e-4)
 
 
 def test_title_links_follow_the_paper_when_switched_off(sample_engine: CueRag) -> None:
@@ -545,3 +555,19 @@ def test_trace_times_every_stage_it_ran(sample_engine: CueRag) -> None:
     # A stage switched off is not timed.
     off = qiter(sample_engine, spreading_activation=False).trace
     assert off is not None and "ner" not in off.stage_ms
+
+
+def test_title_evidence_is_in_the_trace(sample_engine: CueRag) -> None:
+    result = qiter(sample_engine, MANAGER)
+    assert result.trace is not None
+    by_doc = {h.doc_id: h for h in result.chunks}
+    town, clough = by_doc["middlesbrough"], by_doc["brian-clough"]
+    steps = [s for s in result.trace.title_steps if s.chunk_id == town.chunk_id]
+    # The link from Brian Clough's chunk set the town's score; only that chunk names the town, so
+    # the title keeps its full weight.
+    assert [(s.kind, s.from_chunk_id) for s in steps] == [("title_link", clough.chunk_id)]
+    assert steps[0].specificity == 1.0 and steps[0].score == pytest.approx(town.score, abs=1e-5)
+    named = qiter(sample_engine, LOTHAIR, title_links=0)
+    assert named.trace is not None
+    (step,) = [s for s in named.trace.title_steps if s.title == "Lothair II"]
+    assert step.kind == "named_in_query" and step.from_chunk_id is None and 0.0 < step.specificity < 1.0

@@ -1,5 +1,6 @@
 """A title the question names is evidence in proportion to how specific it is in the corpus: a
-generic title that most notes mention ("Python") must not outrank the note that answers."""
+generic title that most notes mention ("Python") must not outrank the note that answers, and the
+question ranks the same in any letter case."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from cuerag import CueRag, Settings, make_document, make_params
-from cuerag.link_scoring import TitleMentions
+from cuerag.links import TitleSpecificity
 from cuerag.models import Models
 
 NOTES = [
@@ -31,22 +32,36 @@ def notes(models: Models, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     engine.close()
 
 
-def _titles(engine: CueRag, question: str, **params: object) -> list[str]:
-    return [h.title for h in engine.query("notes", question, params=make_params(top_n=3, **params)).chunks]
+def _ranking(engine: CueRag, question: str, corpus: str = "notes", **params: object) -> list[str]:
+    return [h.title for h in engine.query(corpus, question, params=make_params(top_n=3, **params)).chunks]
+
+
+QUESTION = "Which Python job mails finance?"
 
 
 def test_a_generic_title_named_in_the_question_does_not_outrank_the_answer(notes: CueRag) -> None:
-    question = "Which Python job mails finance?"
-    assert _titles(notes, question, title_specificity=True)[0] == "Report timing"
+    assert _ranking(notes, QUESTION)[0] == "Report timing"
+    assert _ranking(notes, QUESTION, lexical_weight=0.0)[0] == "Report timing"  # the weight alone does it
     # Every title counted as an exact link, the generic note comes first: what the weight fixes.
-    assert _titles(notes, question, title_specificity=False)[0] == "Python"
+    assert _ranking(notes, QUESTION, title_specificity=False, lexical_weight=0.0)[0] == "Python"
+
+
+@pytest.mark.parametrize("corpus", ["notes", "few"])
+def test_the_same_question_in_any_letter_case_ranks_the_same(notes: CueRag, corpus: str) -> None:
+    rankings = [_ranking(notes, q, corpus) for q in (QUESTION, QUESTION.lower(), QUESTION.upper())]
+    assert rankings[0] == rankings[1] == rankings[2]
+    named = [
+        [h.named_in_query for h in notes.query(corpus, q, params=make_params(top_n=3)).chunks]
+        for q in (QUESTION, QUESTION.lower())
+    ]
+    assert named[0] == named[1]
 
 
 def test_specificity_falls_as_more_documents_name_the_title(notes: CueRag) -> None:
     def specificity(corpus: str, title: str) -> float:
         graph = notes.graph(corpus)
-        chunks = [c for c, t in enumerate(graph.chunk_titles) if t == title]
-        return TitleMentions(graph).specificity(chunks)
+        spec = TitleSpecificity(graph.title_index, graph.chunk_texts, graph.chunk_docs)
+        return spec.of(graph.title_index.named_in(title)[0].title)
 
     assert specificity("notes", "Backups") == pytest.approx(1.0)  # no other note names it
     few, many = specificity("few", "Python"), specificity("notes", "Python")  # named by 2 notes, by 5

@@ -23,6 +23,6 @@ async def delete_documents(
     doc_ids: Annotated[list[str], Field(min_length=1, max_length=10_000)],
     ctx: Context[AppState],
 ) -> DeleteReport:
-    """Delete documents with their chunks, units and entities; cannot be undone."""
+    """Delete documents and what only they hold; final."""
     engine = state_of(ctx).engine
     return await run_engine(engine.delete_documents, corpus, doc_ids)

@@ -86,8 +86,7 @@ async def index_corpus(
     background: Annotated[bool, Field(description="Return a job at once.")] = False,
     watch: Annotated[bool, Field(description="Keep one folder in sync (a job).")] = False,
 ) -> IndexReport | JobInfo:
-    """Index `paths` and/or `documents` into a corpus; unchanged files are skipped, changed ones
-    replaced."""
+    """Index `paths` and/or `documents`; unchanged files are skipped."""
     state = state_of(ctx)
     if not paths and not documents:
         raise ToolError("nothing to index: give `paths` or `documents`")

@@ -32,7 +32,7 @@ async def job_status(
     wait_s: Annotated[float, Field(ge=0, le=MAX_WAIT_S, description="Wait for the end this long.")] = 0,
     cancel: Annotated[bool, Field(description="Stop it.")] = False,
 ) -> JobInfo | JobList:
-    """An index job's state, progress, result or error; waiting notifies progress."""
+    """An index job's state and result; wait_s waits."""
     jobs = state_of(ctx).jobs
     if not job_id and (cancel or wait_s):
         raise ToolError("give `job_id` to wait for or cancel a job; without it, job_status lists the jobs")

@@ -19,6 +19,6 @@ async def list_documents(
     cursor: Annotated[str, Field(max_length=1024, description="A page's next_cursor.")] = "",
     limit: Annotated[int, Field(ge=1, le=MAX_PAGE)] = 50,
 ) -> DocumentPage:
-    """Documents (id, title, source, format, chunks, tags), paged; each is a resource to read."""
+    """A corpus's documents, paged; each a readable resource."""
     engine = state_of(ctx).engine
     return await run_engine(engine.list_documents, corpus, filter=filter, cursor=cursor or None, limit=limit)

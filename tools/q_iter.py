@@ -16,8 +16,6 @@ from cuerag.config import (
     QIterDepth,
     QIterK,
     QIterTopN,
-    QueryTitles,
-    TitleLinks,
 )
 from cuerag.explain import ExplainedResult, GraphTitles
 from cuerag.results import Method
@@ -58,22 +56,18 @@ async def q_iter(
     depth: QIterDepth = _DEFAULTS.depth,
     beam: QIterBeam = _DEFAULTS.beam,
     top_n: QIterTopN = _DEFAULTS.top_n,
-    query_titles: QueryTitles = _DEFAULTS.query_titles,
-    title_links: TitleLinks = _DEFAULTS.title_links,
     lexical_weight: LexicalWeight = _DEFAULTS.lexical_weight,
     lexical_candidates: LexicalCandidates = _DEFAULTS.lexical_candidates,
     llm_entities: Annotated[bool, Field(description="An LLM reads the query's entities.")] = False,
     detail: Detail = "compact",
     filter: Filter = None,
 ) -> CompactResult | ExplainedResult:
-    """Multi-hop retrieval; call it first. The top_n chunks, each with why it came back."""
+    """Multi-hop retrieval; call it first. Top chunks, each with why it came back."""
     params: QIterParams = make_params(
         k=k,
         depth=depth,
         beam=beam,
         top_n=top_n,
-        query_titles=query_titles,
-        title_links=title_links,
         lexical_weight=lexical_weight,
         lexical_candidates=lexical_candidates,
     )

@@ -23,7 +23,7 @@ async def read_document(
     max_chars: Annotated[int, Field(ge=1, le=100_000)] = 20_000,
     context: Annotated[int, Field(ge=0, le=50_000, description="Characters around the chunk.")] = 1_000,
 ) -> DocumentText:
-    """A document's text from `start` or around a chunk; offsets as in citations."""
+    """A document's text from `start`, or around a chunk."""
     if doc_id is None and chunk_id is None:
         raise ToolError("give `doc_id` (the whole document) or `chunk_id` (the text around a chunk)")
     engine = state_of(ctx).engine
