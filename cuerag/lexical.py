@@ -39,12 +39,16 @@ class _BM25:
 
         self._size = len(texts)
         self._model = bm25s.BM25()
-        if texts:
-            self._model.index(bm25s.tokenize(list(texts), stopwords="en", show_progress=False), show_progress=False)
+        tokenized = bm25s.tokenize(list(texts), stopwords="en", show_progress=False) if texts else None
+        # Texts without a single word (punctuation, emoji) leave nothing to index, and bm25s fails on
+        # an empty vocabulary: such a corpus matches no query.
+        self._indexed = tokenized is not None and bool(tokenized.vocab)
+        if self._indexed:
+            self._model.index(tokenized, show_progress=False)
 
     def scaled(self, terms: Sequence[str]) -> np.ndarray:
         """Every text's score divided by the best one (all zeros when nothing matches)."""
-        known = [t for t in terms if t in self._model.vocab_dict] if self._size else []
+        known = [t for t in terms if t in self._model.vocab_dict] if self._indexed else []
         if not known:
             return np.zeros(self._size, dtype=np.float32)
         scores = np.asarray(self._model.get_scores(known), dtype=np.float32)
