@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cuerag.graph import Graph
+from cuerag.lexical import load_bm25s
 from cuerag.models import Embedder
 from cuerag.results import Method, RetrievalResult, chunk_hit
 from cuerag.text import TextTools
@@ -34,7 +35,7 @@ class BM25Retriever:
     """Okapi BM25 (bm25s, Lucene variant) over each chunk's title and text."""
 
     def __init__(self, graph: Graph) -> None:
-        import bm25s
+        bm25s = load_bm25s()
 
         self._graph = graph
         corpus = [graph.chunk_full_text(c) for c in range(len(graph.chunk_ids))]
@@ -42,7 +43,7 @@ class BM25Retriever:
         self._model.index(bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False)
 
     def ranked(self, query: str, n: int) -> list[tuple[int, float]]:
-        import bm25s
+        bm25s = load_bm25s()
 
         n = min(n, len(self._graph.chunk_ids))
         if n == 0:

@@ -93,7 +93,8 @@ def shown(path: str | Path) -> str:
 
 def walk_paths(paths: Sequence[str | Path], *, rules: WalkRules | None = None, check: FileCheck | None = None) -> Walk:
     """Every indexable file under the given files and folders, in a stable order. Raises
-    InputError for a path that does not exist; `check` refusals propagate."""
+    InputError for a path that does not exist, and `check`'s refusal of a named path; a file that
+    `check` refuses inside a walked folder is recorded as failed, like any bad file."""
     if not paths:
         raise InputError("no paths given")
     rules = rules or WalkRules()
@@ -115,7 +116,7 @@ def walk_paths(paths: Sequence[str | Path], *, rules: WalkRules | None = None, c
             if path.suffix.lower() not in SUPPORTED_SUFFIXES:
                 walk.entries.append(FileOutcome(path=shown(path), reason=str(unsupported_format(None, path.suffix))))
                 continue
-            _add_file(found, check, walk)
+            _add_file(found, check, walk, named=True)
     return walk
 
 
@@ -150,7 +151,7 @@ def _walk_folder(folder: Path, root: Path, rules: WalkRules, check: FileCheck | 
         _add_file(file, check, walk)
 
 
-def _add_file(file: FoundFile, check: FileCheck | None, walk: Walk) -> None:
+def _add_file(file: FoundFile, check: FileCheck | None, walk: Walk, *, named: bool = False) -> None:
     """Take a file if it is a regular file (through any symlinks), else record why not."""
     try:
         mode = file.path.stat().st_mode  # follows symlinks: a loop or a dangling link raises here
@@ -167,8 +168,26 @@ def _add_file(file: FoundFile, check: FileCheck | None, walk: Walk) -> None:
         )
         return
     if check is not None:
-        check(file.path)  # a refusal here is not a bad file but a forbidden one: it stops the run
+        if named:
+            check(file.path)  # a path the caller named outright: a refusal is the request's
+        else:
+            try:
+                check(file.path)
+            except InputError as exc:
+                # A link inside a walked folder that leads where the caller may not read: refused
+                # like a bad file, never read, and the rest of the folder goes on (a link dropped
+                # into a watched folder must not stop its syncs).
+                walk.entries.append(FileOutcome(path=shown(file.path), reason=_refusal(exc, file)))
+                return
     walk.entries.append(file)
+
+
+def _refusal(exc: InputError, file: FoundFile) -> str:
+    """The check's reason without the file's own name (the report line carries it)."""
+    text = str(exc)
+    for form in (repr(str(file.path)), str(file.path)):
+        text = text.replace(f"path {form} is ", "leads ").replace(form, file.source)
+    return text
 
 
 def _os_reason(exc: OSError) -> str:

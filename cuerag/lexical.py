@@ -14,9 +14,11 @@ built from, needs no re-indexing of existing corpora, and is the same on every s
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import ModuleType
 
 import numpy as np
 
@@ -24,8 +26,18 @@ from cuerag.graph import Graph
 from cuerag.scoring import Scorer
 
 
-def _tokens(texts: Sequence[str]) -> list[list[str]]:
+def load_bm25s() -> ModuleType:
+    """bm25s, imported on first use (it is not needed to open a corpus)."""
     import bm25s
+
+    # bm25s sets its own logger to DEBUG when imported: its index-building lines would reach
+    # stderr on every query of the CLI and the server.
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    return bm25s
+
+
+def _tokens(texts: Sequence[str]) -> list[list[str]]:
+    bm25s = load_bm25s()
 
     tokens: list[list[str]] = bm25s.tokenize(list(texts), stopwords="en", return_ids=False, show_progress=False)
     return tokens
@@ -35,7 +47,7 @@ class _BM25:
     """BM25 over one list of texts, scoring every text against a query."""
 
     def __init__(self, texts: Sequence[str]) -> None:
-        import bm25s
+        bm25s = load_bm25s()
 
         self._size = len(texts)
         self._model = bm25s.BM25()

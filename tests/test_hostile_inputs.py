@@ -319,18 +319,27 @@ async def test_mcp_paths_outside_the_allowed_roots(mcp: Mcp) -> None:
             paths=[path],
         )
     # A symlink inside an allowed folder is checked where it leads, even when only the folder is
-    # named; the whole call is refused, the folder's good file included.
+    # named: it is refused like a bad file and never read, and the rest of the folder is indexed
+    # (a link dropped into a watched folder must not stop it).
     leaky = mcp.root / "leaky"
     write(leaky / "good.txt", "Bergen has a fish market.")
     (leaky / "link.txt").symlink_to(secret)
-    await refused(
+    report = await ok(mcp.client, "index_corpus", corpus="escape", paths=[str(leaky)])
+    assert report["documents_added"] == 1
+    assert [(f["path"].endswith("link.txt"), "outside the allowed roots" in f["reason"]) for f in report["failed"]] == [
+        (True, True)
+    ]
+    hits = await ok(mcp.client, "dense_search", corpus="escape", query="secret", top_n=5)
+    assert [h["doc_id"] for h in hits["chunks"]] == ["good.txt"]
+    await refused(  # with strict, the refused link stops the run before anything is written
         mcp.client,
         "index_corpus",
-        # The check is made on the file the link opens (a name checked, then read, could be swapped).
-        [str(leaky.resolve() / "link.txt"), "is outside the allowed roots"],
-        corpus="escape",
+        ["link.txt", "outside the allowed roots"],
+        corpus="strict",
         paths=[str(leaky)],
+        strict=True,
     )
+    (leaky / "link.txt").unlink()
     (mcp.root / "door").symlink_to(mcp.outside, target_is_directory=True)
     await refused(
         mcp.client, "index_corpus", ["outside the allowed roots"], corpus="escape", paths=[str(mcp.root / "door")]

@@ -326,3 +326,10 @@ def test_engine_lists_counts_and_deletes_without_loading_models(data_dir: Path, 
         assert not engine.models_loaded
     finally:
         engine.close()
+
+
+def test_cli_query_writes_no_library_debug_lines(data_dir: Path) -> None:
+    """bm25s sets its own logger to DEBUG when imported; a query's stderr must not carry its lines."""
+    run = run_cli("query", "When did Nottingham Forest win the FA Cup?", "-c", SAMPLE, "--data-dir", str(data_dir))
+    assert run.returncode == 0, run.stderr
+    assert "DEBUG" not in run.stderr, run.stderr
