@@ -158,3 +158,15 @@ async def test_every_retrieval_tool_keeps_to_the_filter(notes: Notes) -> None:
 async def test_a_bad_filter_is_a_short_tool_error(notes: Notes, filter: Any, message: str) -> None:
     text = await call_error(notes.client, "q_iter", corpus=CORPUS, query=QUESTION, filter=filter)
     assert message in text and "pydantic" not in text, text
+
+
+async def test_only_ids_that_read_back_get_a_link(notes: Notes) -> None:
+    """A JSON record may carry any id; a link the server would then refuse to open is left out,
+    and every link given opens."""
+    odd = ["../evil", "/abs/x", "a/./b", "a/../b", "x\u0000y"]
+    docs = [{"id": i, "title": f"Odd {n}", "text": f"Odd record {n} about the harbour."} for n, i in enumerate(odd)]
+    await call(notes.client, "index_corpus", corpus="odd-ids", documents=[*docs, {"id": "plain", "text": "A plain one."}])
+    listed = await notes.client.call_tool("list_documents", {"corpus": "odd-ids"})
+    assert links(listed) == [document_uri("odd-ids", "plain")]
+    for uri in links(listed):
+        assert (await notes.client.read_resource(uri)).contents

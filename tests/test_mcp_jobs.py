@@ -67,7 +67,7 @@ async def until(client: Client, job_id: str, done: Callable[[dict[str, Any]], bo
 async def ended(client: Client, job_id: str) -> dict[str, Any]:
     """Wait for the job's end through job_status's own wait."""
     info = await call(client, "job_status", job_id=job_id, wait_s=WAIT_S)
-    while info["state"] == "running":
+    while info["state"] in {"running", "cancelling"}:
         info = await call(client, "job_status", job_id=job_id, wait_s=WAIT_S)
     return info
 
@@ -101,7 +101,7 @@ async def test_background_index_returns_a_job_and_polls_to_completion(
         progress.append(p)
 
     info: dict[str, Any] = started
-    while info["state"] == "running":
+    while info["state"] in {"running", "cancelling"}:
         result = await c.call_tool(
             "job_status", {"job_id": started["job_id"], "wait_s": WAIT_S}, progress_callback=on_progress
         )
@@ -122,7 +122,8 @@ async def test_cancel_stops_the_job_and_a_rerun_completes_the_corpus(client: tup
     job = await call(c, "index_corpus", corpus="rail", documents=RAILWAY, background=True)
     # Past splitting: the run is writing when it is told to stop.
     await until(c, job["job_id"], writing)
-    await call(c, "job_status", job_id=job["job_id"], cancel=True)
+    asked = await call(c, "job_status", job_id=job["job_id"], cancel=True)
+    assert asked["state"] in {"cancelling", "cancelled"}, asked  # never "running" once asked to stop
     info = await ended(c, job["job_id"])
     assert info["state"] == "cancelled", info
     assert "rail" not in {x["name"] for x in (await call(c, "list_corpora"))["corpora"]}  # a first run left nothing

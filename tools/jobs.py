@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 
 JobKind = Literal["index", "watch"]
 JobState = Literal["running", "done", "failed", "cancelled"]
+# What a caller is shown: a running job asked to stop says so until it stops at its next step.
+ShownState = Literal["running", "cancelling", "done", "failed", "cancelled"]
 
 
 class JobInfo(BaseModel):
@@ -40,7 +42,7 @@ class JobInfo(BaseModel):
     job_id: str
     kind: JobKind
     corpus: str
-    state: JobState
+    state: ShownState
     percent: float | None = None  # of the current index run or sync
     stage: str = ""  # e.g. "embed units 120/800"
     elapsed_s: float
@@ -89,7 +91,7 @@ class Job:
             job_id=self.id,
             kind=self.kind,
             corpus=self.corpus,
-            state=self.state,
+            state="cancelling" if self.running and self.stop.is_set() else self.state,
             percent=self.percent,
             stage=self.stage,
             elapsed_s=round(end - self.started, 1),

@@ -27,6 +27,18 @@ READ_CHARS = 100_000  # the most one read returns: read_document's own cap
 MAX_LINKS = 20  # per result: a page of list_documents, or every hit of a retrieval
 
 
+def linkable(doc_id: str) -> bool:
+    """Whether a document id makes a URI that can be read back: the SDK refuses an absolute path, a
+    NUL and `..`, and a client normalising the URI would drop `.` and `..` segments. Such ids (a JSON
+    record may carry any) get no link; read_document still reads them."""
+    return (
+        bool(doc_id)
+        and not doc_id.startswith("/")
+        and "\x00" not in doc_id
+        and not ({".", ".."} & set(doc_id.split("/")))
+    )
+
+
 def document_uri(corpus: str, doc_id: str) -> str:
     """The resource URI of a document: its id percent-encoded, its slashes kept."""
     return f"cuerag://{corpus}/documents/{quote(doc_id, safe='/')}"
@@ -55,7 +67,7 @@ def document_links(result: BaseModel) -> list[ResourceLink]:
     titles: dict[str, str] = {}
     for item in items:
         doc_id = getattr(item, "doc_id", None)
-        if isinstance(doc_id, str) and doc_id not in titles:
+        if isinstance(doc_id, str) and doc_id not in titles and linkable(doc_id):
             titles[doc_id] = str(getattr(item, "title", "") or doc_id)
     return [
         ResourceLink(type="resource_link", uri=document_uri(corpus, doc_id), name=title)
