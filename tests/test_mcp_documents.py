@@ -165,7 +165,8 @@ async def test_only_ids_that_read_back_get_a_link(notes: Notes) -> None:
     and every link given opens."""
     odd = ["../evil", "/abs/x", "a/./b", "a/../b", "x\u0000y"]
     docs = [{"id": i, "title": f"Odd {n}", "text": f"Odd record {n} about the harbour."} for n, i in enumerate(odd)]
-    await call(notes.client, "index_corpus", corpus="odd-ids", documents=[*docs, {"id": "plain", "text": "A plain one."}])
+    docs.append({"id": "plain", "text": "A plain one."})
+    await call(notes.client, "index_corpus", corpus="odd-ids", documents=docs)
     listed = await notes.client.call_tool("list_documents", {"corpus": "odd-ids"})
     assert links(listed) == [document_uri("odd-ids", "plain")]
     for uri in links(listed):
