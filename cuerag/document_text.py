@@ -61,7 +61,8 @@ def read_document(
         raise ParameterError("give a document id or a chunk id")
     positions = graph.doc_chunks().get(doc_id)
     if not positions:
-        raise ParameterError(f"unknown document id {doc_id!r}; document ids come with every hit (doc_id)")
+        shown = doc_id if len(doc_id) <= 120 else doc_id[:119] + "…"  # the error must not echo a huge id
+        raise ParameterError(f"unknown document id {shown!r}; document ids come with every hit (doc_id)")
     payloads = [graph.chunk_payload(c) for c in positions]
     text, spans, has_spans = _rebuild(graph, positions, payloads)
     if chunk_id is not None:

@@ -98,7 +98,11 @@ def describe_error(error: Any, root: dict[str, Any]) -> str:
     got = error.get("input")
     hint = ""
     if isinstance(got, str) and schema.get("type") == "array":
-        hint = f", e.g. [{_shown(got)}]"
+        # "a,b" was meant as two items more often than as one holding a comma.
+        of_strings = schema.get("items", {}).get("type", "string") == "string"
+        items = [part.strip() for part in got.split(",") if part.strip()] if of_strings else []
+        items = items or [got]
+        hint = f", e.g. [{', '.join(_shown(item) for item in items)}]"
     problem = str(error["msg"]).removeprefix("Input ")  # "should be greater than or equal to 1"
     problem = problem[:1].lower() + problem[1:]
     return f"`{where}`={_shown(got)}: {problem}; give {expected(schema, root)}{hint}"

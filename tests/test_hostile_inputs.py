@@ -443,6 +443,7 @@ BAD_ARGUMENTS: list[tuple[str, dict[str, Any], list[str]]] = [
     ("dense_search", {"query": 42}, ["`query`=42", "valid string", "a string of 1 to 4000 characters"]),
     ("dense_search", {"query": None}, ["`query`=null", "valid string"]),
     ("search_units", {"exclude": "not-a-list"}, ["`exclude`=", "valid list", 'e.g. ["not-a-list"]']),
+    ("search_units", {"exclude": "u-1, u-2"}, ["`exclude`=", "valid list", 'e.g. ["u-1", "u-2"]']),
     ("get_chunks", {"ids": [1, 2]}, ["`ids[0]`=1", "`ids[1]`=2", "valid string"]),
     ("q_iter", {"topn": 2}, ["unknown argument `topn`", "top_n"]),
     ("dense_search", {"top_k": 2}, ["unknown argument `top_k`", "top_n"]),
