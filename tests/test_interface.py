@@ -328,8 +328,11 @@ def test_engine_lists_counts_and_deletes_without_loading_models(data_dir: Path, 
         engine.close()
 
 
-def test_cli_query_writes_no_library_debug_lines(data_dir: Path) -> None:
+def test_cli_query_writes_no_library_debug_lines(models: Models, tmp_path: Path) -> None:
     """bm25s sets its own logger to DEBUG when imported; a query's stderr must not carry its lines."""
-    run = run_cli("query", "When did Nottingham Forest win the FA Cup?", "-c", SAMPLE, "--data-dir", str(data_dir))
+    engine = CueRag(Settings(data_dir=tmp_path), models=models)  # a data dir no other test holds open
+    engine.index_paths(SAMPLE, [SAMPLE_CORPUS])
+    engine.close()
+    run = run_cli("query", "When did Nottingham Forest win the FA Cup?", "-c", SAMPLE, "--data-dir", str(tmp_path))
     assert run.returncode == 0, run.stderr
     assert "DEBUG" not in run.stderr, run.stderr
