@@ -152,3 +152,10 @@ async def call_error(client: Client, name: str, **args: Any) -> str:
     text = result.content[0].text  # type: ignore[union-attr]
     assert isinstance(text, str)
     return text
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    """The async tests run on asyncio, the loop the server runs on (module scope: the MCP
+    sessions several test modules share are module fixtures)."""
+    return "asyncio"

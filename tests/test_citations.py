@@ -212,11 +212,6 @@ def test_cli_query_json_human_view_and_read(models: Models, data_dir: Path) -> N
 
 
 @pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
 async def client(models: Models, data_dir: Path, folder: Path) -> AsyncIterator[Client]:
     server = build_server(
         settings(Path(f"{data_dir}-mcp")),

@@ -347,11 +347,6 @@ def test_watch_picks_up_a_change(engine: CueRag, tmp_path: Path) -> None:
 # ---- the MCP tool -------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_mcp_index_corpus_sync_strict_and_file_lists(models: Models, tmp_path: Path) -> None:
     vault = tmp_path / "vault"

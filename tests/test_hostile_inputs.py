@@ -96,11 +96,6 @@ def squash(text: str) -> str:
 # ---- MCP ----------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @dataclass
 class Mcp:
     client: Client

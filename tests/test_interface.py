@@ -144,11 +144,6 @@ def _server(models: Models, data_dir: Path, **settings: Any) -> MCPServer:
 
 
 @pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
 async def client(models: Models, data_dir: Path) -> AsyncIterator[Client]:
     async with Client(_server(models, data_dir)) as connected:
         yield connected

@@ -702,11 +702,6 @@ def test_alpha_without_llm_is_refused_before_any_write(models: Models, tmp_path:
 # ---- 10. MCP ---------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def make_server(models: Models, settings: Settings) -> MCPServer:
     return build_server(
         settings, ServerSettings(allowed_roots=[settings.data_dir]), engine_factory=lambda s: CueRag(s, models=models)

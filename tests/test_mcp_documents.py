@@ -24,11 +24,6 @@ CORPUS = "notes"
 CLUBS = {"teams/forest.md", "teams/hamburg.md"}
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @dataclass
 class Notes:
     client: Client

@@ -33,11 +33,6 @@ RAILWAY = [
 WAIT_S = 60  # job_status's longest wait; loops below call it again until the job ends
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def make_server(models: Models, data: Path, roots: list[Path], engines: list[CueRag], **server: Any) -> MCPServer:
     def factory(settings: Settings) -> CueRag:
         engines.append(CueRag(settings, models=models))

@@ -22,11 +22,6 @@ PYTHON = sys.executable
 TOY = "When did the 1979-80 European Cup winner win the FA Cup?"
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def test_stdio_index_and_q_iter(tmp_path: Path) -> None:
     params = StdioServerParameters(
         command=PYTHON,

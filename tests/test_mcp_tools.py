@@ -50,11 +50,6 @@ ALL_TOOLS = READ_TOOLS | WRITE_TOOLS
 SAMPLE_DOCS = json.loads(SAMPLE_CORPUS.read_text())
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def make_server(
     models: Models,
     data_dir: Path,
