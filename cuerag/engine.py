@@ -24,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 from cuerag.answering import AnswerResult, generate_answer, llm_query_entities
 from cuerag.baselines import BM25Retriever, KeywordIndex, as_result, rrf
 from cuerag.catalog import DocumentInfo, DocumentPage, catalog, page
-from cuerag.config import QIterParams, Settings
+from cuerag.config import MAX_QUERY_CHARS, QIterParams, Settings
 from cuerag.derived import SnapshotIndexes
 from cuerag.diskspace import MB, FreeBytes, SpaceGuard, disk_free
 from cuerag.document_text import DocumentText, read_document
@@ -605,6 +605,11 @@ class CueRag:
     ) -> tuple[RetrievalResult, LLMUsage | None]:
         if not question.strip():
             raise ParameterError("the query is empty; pass a question")
+        if len(question) > MAX_QUERY_CHARS:
+            raise ParameterError(
+                f"the query is {len(question)} characters long, over the {MAX_QUERY_CHARS} a question may have; "
+                "shorten it to the question itself"
+            )
         try:
             question.encode("utf-8")
         except UnicodeEncodeError as exc:  # a lone surrogate: what Python makes of a non-UTF-8 argv byte

@@ -29,6 +29,7 @@ from typer.testing import CliRunner, Result
 
 import cuerag.cli
 from cuerag import CueRag, Settings, make_document
+from cuerag.config import MAX_QUERY_CHARS
 from cuerag.errors import InputError
 from cuerag.models import Models
 from cuerag.text import TextTools
@@ -49,7 +50,7 @@ BASE_DOCS = [
 ]
 BASE_QUESTION = "Which city is the capital of Norway?"
 SECRET = "The vault combination is 31-47-59, known only to the harbour master."
-MAX_QUERY = 4000  # tools.common.Query
+MAX_QUERY = MAX_QUERY_CHARS  # tools.common.Query's cap
 
 State = tuple[Any, list[tuple[str, float]]]
 

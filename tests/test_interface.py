@@ -21,14 +21,17 @@ from conftest import SAMPLE, SAMPLE_CORPUS, server_env
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_PROTOCOL_VERSION
+from pydantic import TypeAdapter
 from typer.testing import CliRunner
 
 import cuerag.cli
 from cuerag import CueRag, Settings
+from cuerag.config import MAX_QUERY_CHARS
 from cuerag.documents import JSON_SUFFIXES, TEXT_SUFFIXES
 from cuerag.models import Models
 from server.app import build_server
 from server.config import ServerSettings
+from tools.common import Query
 
 TOY = "When did the 1979-80 European Cup winner win the FA Cup?"
 ROOT = Path(__file__).parent.parent
@@ -130,6 +133,18 @@ def test_cli_query_says_why_each_chunk_is_here(data_dir: Path, models: Models) -
     named = next(h for h in chunks if h["doc_id"] == "fa-cup")
     assert named["why"]["kind"] == "named_in_query" and "“FA Cup”" in named["why"]["text"]
     assert shown.stdout.count("why:") == len(chunks)
+
+
+def test_cli_query_refuses_a_question_over_the_tools_cap(data_dir: Path, models: Models) -> None:
+    # One cap for a question, wherever it comes from: the MCP tools' schema and the CLI's engine call.
+    runner = CliRunner()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cuerag.cli, "CueRag", functools.partial(CueRag, models=models))
+        long = "Who? " * (MAX_QUERY_CHARS // 5) + "x"
+        refused = runner.invoke(cuerag.cli.app, ["query", long, "-c", SAMPLE, "--data-dir", str(data_dir)])
+    assert refused.exit_code == 1, refused.output
+    assert f"{len(long)} characters long, over the {MAX_QUERY_CHARS}" in refused.output
+    assert TypeAdapter(Query).json_schema()["maxLength"] == MAX_QUERY_CHARS
 
 
 # ---- the MCP server ------------------------------------------------------------------------------
