@@ -35,7 +35,7 @@ from cuerag.index import Progress as IndexProgress
 from cuerag.progress_log import ProgressLog
 from cuerag.redact import redact_urls_in
 from cuerag.results import METHODS
-from cuerag.subset import make_filter
+from cuerag.subset import CLI_FLAGS, make_filter
 
 app = typer.Typer(
     cls=OptionsAnywhere,
@@ -162,7 +162,7 @@ def _shown(text: str) -> str:
 
 
 def _fail(exc: CueRagError) -> typer.Exit:
-    err.print(f"[red]error:[/red] {escape(str(exc))}")
+    err.print(f"[red]error:[/red] {escape(exc.for_cli())}")
     return typer.Exit(1)
 
 
@@ -299,10 +299,16 @@ def _override(ctx: typer.Context, **values: object) -> None:
         raise typer.Exit(2) from exc
 
 
-_Docs = Annotated[list[str] | None, typer.Option("--doc", help="Only this document id; repeatable.")]
-_Prefix = Annotated[str | None, typer.Option("--prefix", help="Only documents whose source path starts so.")]
-_Glob = Annotated[str | None, typer.Option("--glob", help="Only documents whose source path matches (fnmatch).")]
-_Tags = Annotated[list[str] | None, typer.Option("--tag", help="Only documents tagged so (front matter); repeatable.")]
+_Docs = Annotated[list[str] | None, typer.Option(CLI_FLAGS["doc_ids"], help="Only this document id; repeatable.")]
+_Prefix = Annotated[
+    str | None, typer.Option(CLI_FLAGS["path_prefix"], help="Only documents whose source path starts so.")
+]
+_Glob = Annotated[
+    str | None, typer.Option(CLI_FLAGS["path_glob"], help="Only documents whose source path matches (fnmatch).")
+]
+_Tags = Annotated[
+    list[str] | None, typer.Option(CLI_FLAGS["tags"], help="Only documents tagged so (front matter); repeatable.")
+]
 
 
 @app.command()
@@ -580,7 +586,7 @@ def main() -> None:
     except (OSError, CueRagError) as exc:
         # A disk or permission problem is the user's to fix, and one line says what it is; a
         # traceback panel would bury it.
-        message = _os_message(exc) if isinstance(exc, OSError) else str(exc)
+        message = _os_message(exc) if isinstance(exc, OSError) else exc.for_cli()
         err.print(f"[red]error:[/red] {escape(message)}")
         raise SystemExit(1) from exc
 

@@ -111,13 +111,17 @@ def make_params(**overrides: object) -> QIterParams:
         return QIterParams(**{k: v for k, v in overrides.items() if v is not None})  # type: ignore[arg-type]
     except ValidationError as exc:
         problems = "; ".join(_describe(e) for e in exc.errors())
-        raise ParameterError(f"invalid retrieval parameters: {problems}") from exc
+        # The command line's flag for a parameter is its name with dashes (`--top-n`).
+        flags = "; ".join(_describe(e, flag=True) for e in exc.errors())
+        raise ParameterError(f"invalid retrieval parameters: {problems}", cli=f"invalid options: {flags}") from exc
 
 
-def _describe(error: Any) -> str:
-    """One validation error as 'name: what is wrong (got X; allowed A..B)'."""
+def _describe(error: Any, *, flag: bool = False) -> str:
+    """One validation error as 'name: what is wrong (got X; allowed A..B)', the name written as
+    the command line's flag when `flag`."""
     name = ".".join(str(p) for p in error["loc"])
-    text = f"{name}: {error['msg']} (got {error.get('input')!r}"
+    shown = "--" + name.replace("_", "-") if flag else name
+    text = f"{shown}: {error['msg']} (got {error.get('input')!r}"
     field = QIterParams.model_fields.get(name)
     if field is not None:
         bounds = {type(m).__name__: m for m in field.metadata}

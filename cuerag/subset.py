@@ -24,6 +24,10 @@ from cuerag.store.base import PointFilter
 
 _Text = Annotated[str, Field(min_length=1, max_length=256)]
 
+# Each filter field's flag on the command line (`cuerag query`, `cuerag documents`): declared here
+# so that the CLI's options and the errors it shows name the same flags.
+CLI_FLAGS = {"doc_ids": "--doc", "path_prefix": "--prefix", "path_glob": "--glob", "tags": "--tag"}
+
 
 class DocFilter(BaseModel):
     """Which documents to use; every condition given must hold."""
@@ -71,8 +75,11 @@ def make_filter(
     try:
         return DocFilter(**given)  # type: ignore[arg-type]
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
-        raise ParameterError(f"invalid filter: {problems}") from None
+        problems = [(e["loc"], e["msg"]) for e in exc.errors()]
+        raise ParameterError(
+            "invalid filter: " + "; ".join(f"{'.'.join(str(p) for p in loc)}: {msg}" for loc, msg in problems),
+            cli="; ".join(f"invalid {CLI_FLAGS.get(str(loc[0]), loc[0])}: {msg}" for loc, msg in problems),
+        ) from None
 
 
 def matching(documents: dict[str, DocumentInfo], filter: DocFilter | None) -> list[DocumentInfo]:
@@ -84,7 +91,11 @@ def matching(documents: dict[str, DocumentInfo], filter: DocFilter | None) -> li
         unknown = [d for d in dict.fromkeys(filter.doc_ids) if d not in documents]
         if unknown:
             shown = ", ".join(repr(d) for d in unknown[:5])
-            raise ParameterError(f"unknown doc_ids in filter: {shown}; use doc_id values from hits or list_documents")
+            raise ParameterError(
+                f"unknown doc_ids in filter: {shown}; use doc_id values from hits or list_documents",
+                cli=f"unknown document id(s) given to {CLI_FLAGS['doc_ids']}: {shown}; use the doc_id of a hit, "
+                "or see `cuerag documents`",
+            )
         # Looked up, not scanned for: a thousand ids against a large corpus stays a thousand lookups.
         candidates = [documents[d] for d in sorted(set(filter.doc_ids))]
         return [d for d in candidates if filter.matches(d)]

@@ -135,6 +135,26 @@ def test_cli_query_says_why_each_chunk_is_here(data_dir: Path, models: Models) -
     assert shown.stdout.count("why:") == len(chunks)
 
 
+def test_cli_errors_name_the_commands_and_flags_typed(data_dir: Path, models: Models) -> None:
+    # The engine's messages name an MCP tool or argument for an agent; the CLI's name its own.
+    runner = CliRunner()
+    d = ["-c", SAMPLE, "--data-dir", str(data_dir)]
+    cases = [
+        (["query", TOY, "--doc", "no-such-doc", *d], ["--doc", "`cuerag documents`"]),
+        (["query", TOY, "--top-n", "0", *d], ["--top-n"]),
+        (["query", TOY, "--prefix", "x" * 300, *d], ["invalid --prefix"]),
+        (["documents", "--cursor", "not-a-cursor", *d], ["invalid --cursor"]),
+    ]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cuerag.cli, "CueRag", functools.partial(CueRag, models=models))
+        for args, named in cases:
+            failed = runner.invoke(cuerag.cli.app, args)
+            assert failed.exit_code == 1, failed.output
+            text = " ".join(failed.output.split())
+            assert all(n in text for n in named), text
+            assert not re.search(r"list_documents|doc_ids|path_prefix|top_n|next_cursor", text), text
+
+
 def test_cli_query_refuses_a_question_over_the_tools_cap(data_dir: Path, models: Models) -> None:
     # One cap for a question, wherever it comes from: the MCP tools' schema and the CLI's engine call.
     runner = CliRunner()

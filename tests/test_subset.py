@@ -312,7 +312,7 @@ def test_cli_lists_documents_and_filters_a_query(models: Models, tmp_path: Path)
     assert listed.exit_code == 0, listed.output
     assert {d["doc_id"] for d in json.loads(listed.stdout)["documents"]} == {"teams/forest.md", "teams/hamburg.md"}
     assert paged.exit_code == 0 and "2 of 5 documents; next page: --cursor " in paged.stdout, paged.output
-    assert tampered.exit_code == 1 and "invalid cursor" in tampered.output
+    assert tampered.exit_code == 1 and "invalid --cursor" in tampered.output
     assert answered.exit_code == 0, answered.output
     hits = json.loads(answered.stdout)["chunks"]
     assert hits and {h["doc_id"] for h in hits} <= {"teams/forest.md", "teams/hamburg.md"}
