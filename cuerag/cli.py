@@ -417,6 +417,8 @@ def print_result(result: ExplainedResult, *, show_trace: bool) -> None:
             label += f"\n[dim]{_shown(cite_line(hit.citation))}[/dim]"
         table.add_row(str(rank), f"{hit.score:.3f}", label)
     out.print(table)
+    if result.note:
+        out.print(_shown(result.note))
     if show_trace and result.trace is not None:
         t = result.trace
         out.print(f"[bold]query entities[/bold]: {_shown(', '.join(t.query_entities)) or '—'}")

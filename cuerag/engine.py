@@ -625,6 +625,10 @@ class CueRag:
             raise ParameterError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
         params = params or QIterParams()
         retriever = self.retriever(corpus, filter)
+        if retriever.note is not None:
+            return RetrievalResult(
+                corpus=corpus, query=question, method=method, chunks=[], elapsed_ms=0.0, note=retriever.note
+            ), None
         if method == "qiter":
             if not llm_entities:
                 return retriever.q_iter(question, params), None
@@ -650,6 +654,8 @@ class CueRag:
         started = time.perf_counter()
         llm = require_llm(self.llm, "an answer")
         retrieval, entity_usage = self._retrieve(corpus, question, params, method, llm_entities, filter)
+        if retrieval.note is not None:  # nothing to write an answer from: no call to the LLM
+            raise ParameterError(retrieval.note)
         answer, usage = generate_answer(
             llm, question, retrieval.chunks, self.text, context_tokens=self.settings.llm_context_tokens
         )

@@ -52,9 +52,6 @@ class DocFilter(BaseModel):
                 return False
         return True
 
-    def described(self) -> str:
-        return ", ".join(f"{k}={v!r}" for k, v in self.model_dump(exclude_none=True).items())
-
     def key(self) -> str:
         """The filter as canonical JSON (a cursor is bound to it)."""
         return self.model_dump_json(exclude_none=True)
@@ -112,6 +109,10 @@ class Subset:
     entities: np.ndarray
     where: dict[str, PointFilter]  # per collection kind
 
+    @property
+    def empty(self) -> bool:
+        return not self.doc_ids
+
     def has_chunk(self, c: int) -> bool:
         return bool(self.chunks[c])
 
@@ -131,14 +132,18 @@ def _by_id(ids: list[str], mask: np.ndarray) -> PointFilter:
     return PointFilter(exclude_ids=tuple(ids[i] for i in np.flatnonzero(~mask)))
 
 
+# Said with the empty result of a search whose filter selects no document. An empty result, not an
+# error: the listing of the same filter answers "0 documents", and a filter that matches nothing
+# (a tag no document has yet) is an answer to the question asked, not a call to be repaired.
+NO_MATCH = (
+    "no document of this corpus matches the filter, so nothing was searched: list the corpus's documents "
+    "to see their ids, paths and tags"
+)
+
+
 def select(graph: Graph, table: DocumentTable, filter: DocFilter) -> Subset:
-    """The subset of a snapshot that the filter selects; an empty one is an error that says so."""
+    """The subset of a snapshot that the filter selects (`empty` when it selects no document)."""
     docs = matching(table.infos, filter)
-    if not docs:
-        raise ParameterError(
-            f"no document of this corpus matches the filter ({filter.described()}); "
-            "list_documents shows the documents, their paths and tags"
-        )
     chunks = np.zeros(len(graph.chunk_ids), dtype=bool)
     units = np.zeros(len(graph.unit_ids), dtype=bool)
     entities = np.zeros(len(graph.entity_ids), dtype=bool)
