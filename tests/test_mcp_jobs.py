@@ -206,3 +206,20 @@ async def test_watch_job_syncs_changes_until_stopped(client: tuple[Client, CueRa
 
     stopped = await call(c, "job_status", job_id=watch["job_id"], cancel=True, wait_s=WAIT_S)
     assert stopped["state"] == "cancelled" and stopped["syncs"] == 3 and stopped["error"] is None, stopped
+
+
+async def test_a_watch_with_sync_false_keeps_the_documents_of_deleted_files(
+    client: tuple[Client, CueRag, Path],
+) -> None:
+    c, _, folder = client
+    (folder / "elm.md").write_text("# Elm Halt\n\nElm Halt is a railway stop near the village of Elm.\n")
+    (folder / "oak.md").write_text("# Oak Halt\n\nOak Halt is a railway stop on the coast line near Oak Bay.\n")
+    watch = await call(c, "index_corpus", corpus="notes", paths=[str(folder)], watch=True, sync=False)
+    first = await until(c, watch["job_id"], synced(1))
+    assert first["result"]["documents_added"] == 2, first["result"]
+    (folder / "elm.md").unlink()
+    second = await until(c, watch["job_id"], synced(2))
+    assert second["result"]["removed"] == [] and second["result"]["documents_removed"] == 0, second["result"]
+    assert (await call(c, "list_documents", corpus="notes"))["total"] == 2
+    stopped = await call(c, "job_status", job_id=watch["job_id"], cancel=True, wait_s=WAIT_S)
+    assert stopped["state"] == "cancelled", stopped

@@ -11,7 +11,7 @@ import anyio
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from cuerag import CueRag, CueRagError, IndexReport, InputError, WalkRules, make_document
 from cuerag.engine import validate_corpus_name
@@ -78,8 +78,13 @@ async def index_corpus(
     ctx: Context[AppState],
     paths: Annotated[list[str], Field(max_length=1000, description=_PATHS)] = [],  # noqa: B006
     documents: Annotated[list[DocumentInput], Field(max_length=10_000)] = [],  # noqa: B006
-    # Documents indexed inline or from other folders are never touched by a sync.
-    sync: Annotated[bool, Field(description="Drop documents of deleted files.")] = False,
+    # Documents indexed inline or from other folders are never touched by a sync. Unset, an index
+    # run keeps the documents of deleted files and a watch drops them (it keeps the folder in sync).
+    sync: Annotated[
+        bool | None,
+        WithJsonSchema({"type": "boolean"}),
+        Field(description="Drop documents of deleted files (unset: a watch does)."),
+    ] = None,
     strict: Annotated[bool, Field(description="Write nothing if a file fails.")] = False,
     include: Include = [],  # noqa: B006
     exclude: Exclude = [],  # noqa: B006
@@ -117,6 +122,7 @@ async def index_corpus(
                 stop=job.stop_event,
                 check=check,
                 progress=job.progress,
+                sync=sync is not False,
             )
 
         return state.jobs.start("watch", corpus, run_watch, index_stages(state.engine)).info()
@@ -129,7 +135,7 @@ async def index_corpus(
             corpus,
             checked,
             documents=inline,
-            sync=sync,
+            sync=bool(sync),
             strict=strict,
             rules=rules,
             check=check,
