@@ -325,6 +325,9 @@ async def test_mcp_paths_outside_the_allowed_roots(mcp: Mcp) -> None:
     assert [(f["path"].endswith("link.txt"), "outside the allowed roots" in f["reason"]) for f in report["failed"]] == [
         (True, True)
     ]
+    # The advice fits a link found in the folder, not a path the caller gave.
+    (reason,) = [f["reason"] for f in report["failed"]]
+    assert reason.startswith("leads outside") and "link is skipped" in reason and "give a path" not in reason, reason
     hits = await ok(mcp.client, "dense_search", corpus="escape", query="secret", top_n=5)
     assert [h["doc_id"] for h in hits["chunks"]] == ["good.txt"]
     await refused(  # with strict, the refused link stops the run before anything is written

@@ -47,8 +47,10 @@ class DocumentInput(BaseModel):
     id: str | None = Field(default=None, max_length=256)
 
 
-def check_allowed(path: str, roots: list[Path]) -> Path:
-    """Resolve a path (symlinks included) and refuse it unless it lies under an allowed root."""
+def check_allowed(path: str, roots: list[Path], *, walked: bool = False) -> Path:
+    """Resolve a path (symlinks included) and refuse it unless it lies under an allowed root.
+    `walked`: a file found in a folder the caller named, not a path the caller gave (its advice
+    differs: the caller cannot give another path for a link a folder holds)."""
     if "\x00" in path:  # resolve() would raise a bare ValueError: a crash, not a refusal
         raise InputError(f"path {path!r} holds a NUL character")
     resolved = Path(path).expanduser().resolve()
@@ -61,6 +63,11 @@ def check_allowed(path: str, roots: list[Path]) -> Path:
             f"path {path!r} is outside the allowed roots (this server reads no files): send its text as `documents`"
         )
     listed = ", ".join(str(r) for r in roots)
+    if walked:  # inside an allowed folder, so a link that leads out of it
+        raise InputError(
+            f"path {path!r} is outside the allowed roots, the folders this server may read ({listed}): the link "
+            "is skipped, not followed; copy the file it leads to into the folder, or send its text as `documents`"
+        )
     raise InputError(
         f"path {path!r} is outside the allowed roots, the folders this server may read ({listed}): "
         "give a path under one of them, or send the text as `documents`"
@@ -104,7 +111,7 @@ async def index_corpus(
     def check(f: Path) -> Path:
         # Every file found under a folder is checked too: a symlink inside an allowed folder may
         # point anywhere, and checking the folder alone would read what it points to.
-        return check_allowed(str(f), state.allowed_roots)
+        return check_allowed(str(f), state.allowed_roots, walked=True)
 
     if watch:
         if documents or len(checked) != 1 or not checked[0].is_dir():
