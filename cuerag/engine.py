@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from cuerag.answering import AnswerResult, generate_answer, llm_query_entities
-from cuerag.baselines import BM25Retriever, KeywordIndex, as_result, rrf
+from cuerag.baselines import KeywordIndex, as_result, rrf
 from cuerag.catalog import DocumentInfo, DocumentPage, catalog, page
 from cuerag.config import MAX_QUERY_CHARS, QIterParams, Settings
 from cuerag.derived import SnapshotIndexes
@@ -674,7 +674,7 @@ class CueRag:
     def _baseline(self, corpus: str, retriever: Retriever, question: str, method: Method, n: int) -> RetrievalResult:
         started = time.perf_counter()
         graph = retriever.graph
-        indexes = self._baseline_indexes(corpus, graph)
+        bm25 = retriever.derived.lexical()
         # With a filter the in-memory baselines rank the whole corpus and keep the subset's chunks.
         wide = n if retriever.subset is None else len(graph.chunk_ids)
 
@@ -682,30 +682,27 @@ class CueRag:
             return [(c, s) for c, s in ranked if retriever.chunk_allowed(c)][:k]
 
         if method == "bm25":
-            ranked = inside(indexes.bm25.ranked(question, wide), n)
+            ranked = inside(bm25.ranked_chunks(question, wide), n)
         elif method == "hybrid":
             pool = 4 * n
             dense = [c for c, _ in retriever.dense_ranking(question, pool)]
-            lexical = [c for c, _ in inside(indexes.bm25.ranked(question, max(pool, wide)), pool)]
+            lexical = [c for c, _ in inside(bm25.ranked_chunks(question, max(pool, wide)), pool)]
             ranked = rrf([dense, lexical], n)
         else:
-            ranked = inside(indexes.keywords.ranked(retriever.embed_query(question), wide), n)
+            keywords = self._keyword_index(corpus, graph)
+            ranked = inside(keywords.ranked(retriever.embed_query(question), wide), n)
         return as_result(graph, corpus, question, method, ranked, started)
 
-    def _baseline_indexes(self, corpus: str, graph: Graph) -> _BaselineIndexes:
-        """BM25 and keyword indexes of a snapshot, built on first use and kept with it."""
+    def _keyword_index(self, corpus: str, graph: Graph) -> KeywordIndex:
+        """KET-RAG's keyword index of a snapshot, built on first use and kept with it."""
         with self._graph_lock:
             cached = self._baselines.get(corpus)
         if cached is not None and cached.graph is graph:
-            return cached
-        built = _BaselineIndexes(
-            graph=graph,
-            bm25=BM25Retriever(graph),
-            keywords=KeywordIndex.build(graph, self.models.embedder, self.text),
-        )
+            return cached.keywords
+        built = _BaselineIndexes(graph=graph, keywords=KeywordIndex.build(graph, self.models.embedder, self.text))
         with self._graph_lock:
             self._baselines[corpus] = built
-        return built
+        return built.keywords
 
     def close(self) -> None:
         self.store.close()
@@ -716,7 +713,6 @@ class CueRag:
 @dataclass(frozen=True)
 class _BaselineIndexes:
     graph: Graph
-    bm25: BM25Retriever
     keywords: KeywordIndex
 
 
