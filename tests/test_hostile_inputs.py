@@ -891,10 +891,10 @@ def test_cli_names_are_case_sensitive(cli: Cli) -> None:
 def test_cli_wrong_parameters(cli: Cli) -> None:
     query = ["query", BASE_QUESTION, "--corpus", BASE]
     cli.refused(
-        Bad([*query, "--top-n", "-1"], ["invalid retrieval parameters: top_n", "(got -1; allowed 1..100)"]),
+        Bad([*query, "--top-n", "-1"], ["invalid options: --top-n", "(got -1; allowed 1..100)"]),
         Bad([*query, "--k", "0", "--depth", "99"], ["k: Input should be greater than or equal to 1", "depth:"]),
         Bad([*query, "--top-n", "five"], ["Invalid value for '--top-n'"], 2),
-        Bad([*query, "--title-links", "-1"], ["invalid retrieval parameters: title_links", "(got -1; allowed 0..20)"]),
+        Bad([*query, "--title-links", "-1"], ["invalid options: --title-links", "(got -1; allowed 0..20)"]),
         Bad([*query, "--topn", "2"], ["No such option: --topn"], 2),
         Bad([*query, "--method", "magic"], ["unknown method 'magic'"]),
         Bad(["query", "   ", "--corpus", BASE], ["the query is empty"]),
