@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -43,8 +43,27 @@ app = typer.Typer(
     no_args_is_help=True,
     help="CUE-RAG multi-hop retrieval. Global options go before or after the command.",
 )
-out = Console()
-err = Console(stderr=True)
+
+
+class _Console(Console):
+    """A console that wraps lines only on a terminal. Written to a pipe or a file, a line stays
+    whole, as grep and a pager expect (rich would cut it at 80 columns, or at the width of
+    whatever terminal the command was started from)."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        size = super().size
+        return size if self.is_terminal else ConsoleDimensions(_UNWRAPPED, size.height)
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        Console.size.fset(self, new_size)  # type: ignore[attr-defined]
+
+
+_UNWRAPPED = 1_000_000  # columns: wider than any line the commands print
+
+out = _Console()
+err = _Console(stderr=True)
 
 _CORPUS_HELP = "The corpus (see `cuerag corpora`)."
 SAMPLE_QUESTION = "When did the 1979-80 European Cup winner win the FA Cup?"

@@ -135,6 +135,22 @@ def test_cli_query_says_why_each_chunk_is_here(data_dir: Path, models: Models) -
     assert shown.stdout.count("why:") == len(chunks)
 
 
+def test_cli_output_to_a_pipe_keeps_each_line_whole(data_dir: Path, models: Models) -> None:
+    # CliRunner's stdout is not a terminal: a chunk's text and its reason are not cut into lines.
+    runner = CliRunner()
+    args = ["query", TOY, "-c", SAMPLE, "--no-trace", "--data-dir", str(data_dir)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cuerag.cli, "CueRag", functools.partial(CueRag, models=models))
+        hits = json.loads(runner.invoke(cuerag.cli.app, [*args, "--json"]).stdout)["chunks"]
+        shown = runner.invoke(cuerag.cli.app, args, env={"COLUMNS": "80"})
+    assert shown.exit_code == 0, shown.output
+    lines = shown.stdout.splitlines()
+    long = [h for h in hits if len(h["why"]["text"]) > 80]
+    assert long  # the check below would hold for short reasons, wrapped or not
+    for hit in hits:
+        assert any(f"why: {hit['why']['text']}" in line for line in lines), (hit["why"]["text"], lines)
+
+
 def test_cli_errors_name_the_commands_and_flags_typed(data_dir: Path, models: Models) -> None:
     # The engine's messages name an MCP tool or argument for an agent; the CLI's name its own.
     runner = CliRunner()
