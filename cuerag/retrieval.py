@@ -234,23 +234,15 @@ class Retriever:
     ) -> list[tuple[int, float]]:
         """An entity's top-k adjacent units not in `exclude`, by cosine with `vector`, fused with
         the units' `lexical` scores when a weight is given."""
-        # Array masks, not a loop over the units: the beam asks this of every anchor of every kept
-        # path, and a hub entity of a long document has thousands of units.
-        adjacent = np.asarray(self.graph.entity_units[entity], dtype=np.intp)
-        keep = np.ones(len(adjacent), dtype=bool)
-        if exclude:
-            keep &= ~np.isin(adjacent, np.fromiter(exclude, dtype=np.intp, count=len(exclude)))
-        if self.subset is not None:
-            keep &= self.subset.units[adjacent]
-        adjacent = adjacent[keep]
-        if not len(adjacent):
+        adjacent = [u for u in self.graph.entity_units[entity] if u not in exclude and self.unit_allowed(u)]
+        if not adjacent:
             return []
         norm = float(np.linalg.norm(vector)) or 1.0
         sims = self.graph.unit_vectors[adjacent] @ vector / norm
         if lexical is not None and lexical_weight > 0:
             sims = (1 - lexical_weight) * sims + lexical_weight * lexical[adjacent]
         top = np.argsort(-sims, kind="stable")[:k]
-        return [(int(adjacent[i]), float(sims[i])) for i in top]
+        return [(adjacent[i], float(sims[i])) for i in top]
 
     def unit_positions(self, unit_ids: Sequence[str]) -> set[int]:
         """Positions of unit ids; unknown ids are an error naming them."""

@@ -4,7 +4,6 @@ ablation switches, and the errors a bad query gets."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import numpy as np
 import pytest
@@ -574,25 +573,15 @@ def test_title_evidence_is_in_the_trace(sample_engine: CueRag) -> None:
     assert step.kind == "named_in_query" and step.from_chunk_id is None and 0.0 < step.specificity < 1.0
 
 
-# ---- the fast paths give the results of the plain ones ----------------------------------------------
+# ---- the fast path gives the results of the plain one ----------------------------------------------
 
 
-def _plain_adjacent_units(
-    self: Retriever, entity: int, vector: np.ndarray, k: int, exclude: frozenset[int] = frozenset(), **fusion: Any
-) -> list[tuple[int, float]]:
-    """`Retriever.adjacent_units` written unit by unit, as it was before its array masks."""
-    lexical, lexical_weight = fusion.get("lexical"), fusion.get("lexical_weight", 0.0)
-    adjacent = [u for u in self.graph.entity_units[entity] if u not in exclude and self.unit_allowed(u)]
-    cosines = self.graph.unit_vectors[adjacent] @ vector / (float(np.linalg.norm(vector)) or 1.0)
-    fused = cosines if lexical is None or not lexical_weight else (1 - lexical_weight) * cosines
-    sims = fused if fused is cosines else fused + lexical_weight * lexical[adjacent]  # type: ignore[index]
-    return [(adjacent[i], float(sims[i])) for i in np.argsort(-sims, kind="stable")[:k]]
-
-
-def test_fast_paths_give_the_same_ranking_and_trace(sample_engine: CueRag, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The query-time shortcuts (the embedder's single batch without sentence-transformers'
-    per-call work, the beam's array masks) change no vector, score, ranking or trace: compared,
-    bit for bit, with the plain paths, the lexical channel on, with and without a filter."""
+def test_the_embedders_single_batch_gives_the_same_ranking_and_trace(
+    sample_engine: CueRag, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The query-time shortcut (a single batch encoded without sentence-transformers' per-call
+    work) changes no vector, score, ranking or trace: compared, bit for bit, with every encoding
+    through sentence-transformers' `encode`, the lexical channel on, with and without a filter."""
     from cuerag.models import SentenceTransformerEmbedder
     from cuerag.subset import DocFilter
 
@@ -614,6 +603,5 @@ def test_fast_paths_give_the_same_ranking_and_trace(sample_engine: CueRag, monke
 
     shortcut = run()
     monkeypatch.setattr(embedder, "_plain", False)  # every call through sentence-transformers' encode
-    monkeypatch.setattr(Retriever, "adjacent_units", _plain_adjacent_units)
     assert run() == shortcut
     assert np.array_equal(embedder.encode(texts), fast)
