@@ -1,5 +1,6 @@
-"""Retrievers Q-Iter is compared with, over the same graph snapshot: BM25 (bm25s), a hybrid of
-dense and BM25 by reciprocal rank fusion, and KET-RAG's LLM-free Keyword-RAG channel.
+"""Retrievers Q-Iter is compared with, over the same graph snapshot: a hybrid of dense and BM25 by
+reciprocal rank fusion, and KET-RAG's LLM-free Keyword-RAG channel. BM25 itself is the snapshot's
+lexical index (`cuerag.lexical`), which Q-Iter's lexical channel reads too.
 
 Each returns a `RetrievalResult` like Q-Iter and dense, so the evaluation treats all methods alike.
 The indexes here are built in memory from the snapshot on first use and kept with it.
@@ -15,7 +16,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from cuerag.graph import Graph
-from cuerag.lexical import load_bm25s
 from cuerag.models import Embedder
 from cuerag.results import Method, RetrievalResult, chunk_hit
 from cuerag.text import TextTools
@@ -29,30 +29,6 @@ def _stopwords() -> frozenset[str]:
     from bm25s.stopwords import STOPWORDS_EN
 
     return frozenset(STOPWORDS_EN)
-
-
-class BM25Retriever:
-    """Okapi BM25 (bm25s, Lucene variant) over each chunk's title and text."""
-
-    def __init__(self, graph: Graph) -> None:
-        bm25s = load_bm25s()
-
-        self._graph = graph
-        corpus = [graph.chunk_full_text(c) for c in range(len(graph.chunk_ids))]
-        self._model = bm25s.BM25()
-        self._model.index(bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False)
-
-    def ranked(self, query: str, n: int) -> list[tuple[int, float]]:
-        bm25s = load_bm25s()
-
-        n = min(n, len(self._graph.chunk_ids))
-        if n == 0:
-            return []
-        tokens = bm25s.tokenize([query], stopwords="en", show_progress=False)
-        if not tokens.vocab:  # the query is only stop words
-            return []
-        docs, scores = self._model.retrieve(tokens, k=n, show_progress=False)
-        return [(int(d), float(s)) for d, s in zip(docs[0], scores[0], strict=True) if s > 0]
 
 
 @dataclass

@@ -110,7 +110,9 @@ def decode_cursor(cursor: str, corpus: str, filter_json: str) -> str:
     """The id the page starts after; a cursor that was not made for this listing is refused."""
     bad = ParameterError(
         "invalid cursor: pass next_cursor from the previous page unchanged, with the same corpus and "
-        "filter (or leave cursor out to start from the first page)"
+        "filter (or leave cursor out to start from the first page)",
+        cli="invalid --cursor: pass the one the previous page printed, unchanged, with the same corpus and "
+        "filter options (or leave --cursor out to start from the first page)",
     )
     try:
         value = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))

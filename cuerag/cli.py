@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -35,7 +35,7 @@ from cuerag.index import Progress as IndexProgress
 from cuerag.progress_log import ProgressLog
 from cuerag.redact import redact_urls_in
 from cuerag.results import METHODS
-from cuerag.subset import make_filter
+from cuerag.subset import CLI_FLAGS, make_filter
 
 app = typer.Typer(
     cls=OptionsAnywhere,
@@ -43,8 +43,27 @@ app = typer.Typer(
     no_args_is_help=True,
     help="CUE-RAG multi-hop retrieval. Global options go before or after the command.",
 )
-out = Console()
-err = Console(stderr=True)
+
+
+class _Console(Console):
+    """A console that wraps lines only on a terminal. Written to a pipe or a file, a line stays
+    whole, as grep and a pager expect (rich would cut it at 80 columns, or at the width of
+    whatever terminal the command was started from)."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        size = super().size
+        return size if self.is_terminal else ConsoleDimensions(_UNWRAPPED, size.height)
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        Console.size.fset(self, new_size)  # type: ignore[attr-defined]
+
+
+_UNWRAPPED = 1_000_000  # columns: wider than any line the commands print
+
+out = _Console()
+err = _Console(stderr=True)
 
 _CORPUS_HELP = "The corpus (see `cuerag corpora`)."
 SAMPLE_QUESTION = "When did the 1979-80 European Cup winner win the FA Cup?"
@@ -162,7 +181,7 @@ def _shown(text: str) -> str:
 
 
 def _fail(exc: CueRagError) -> typer.Exit:
-    err.print(f"[red]error:[/red] {escape(str(exc))}")
+    err.print(f"[red]error:[/red] {escape(exc.for_cli())}")
     return typer.Exit(1)
 
 
@@ -299,10 +318,16 @@ def _override(ctx: typer.Context, **values: object) -> None:
         raise typer.Exit(2) from exc
 
 
-_Docs = Annotated[list[str] | None, typer.Option("--doc", help="Only this document id; repeatable.")]
-_Prefix = Annotated[str | None, typer.Option("--prefix", help="Only documents whose source path starts so.")]
-_Glob = Annotated[str | None, typer.Option("--glob", help="Only documents whose source path matches (fnmatch).")]
-_Tags = Annotated[list[str] | None, typer.Option("--tag", help="Only documents tagged so (front matter); repeatable.")]
+_Docs = Annotated[list[str] | None, typer.Option(CLI_FLAGS["doc_ids"], help="Only this document id; repeatable.")]
+_Prefix = Annotated[
+    str | None, typer.Option(CLI_FLAGS["path_prefix"], help="Only documents whose source path starts so.")
+]
+_Glob = Annotated[
+    str | None, typer.Option(CLI_FLAGS["path_glob"], help="Only documents whose source path matches (fnmatch).")
+]
+_Tags = Annotated[
+    list[str] | None, typer.Option(CLI_FLAGS["tags"], help="Only documents tagged so (front matter); repeatable.")
+]
 
 
 @app.command()
@@ -411,6 +436,8 @@ def print_result(result: ExplainedResult, *, show_trace: bool) -> None:
             label += f"\n[dim]{_shown(cite_line(hit.citation))}[/dim]"
         table.add_row(str(rank), f"{hit.score:.3f}", label)
     out.print(table)
+    if result.note:
+        out.print(_shown(result.note))
     if show_trace and result.trace is not None:
         t = result.trace
         out.print(f"[bold]query entities[/bold]: {_shown(', '.join(t.query_entities)) or '—'}")
@@ -580,7 +607,7 @@ def main() -> None:
     except (OSError, CueRagError) as exc:
         # A disk or permission problem is the user's to fix, and one line says what it is; a
         # traceback panel would bury it.
-        message = _os_message(exc) if isinstance(exc, OSError) else str(exc)
+        message = _os_message(exc) if isinstance(exc, OSError) else exc.for_cli()
         err.print(f"[red]error:[/red] {escape(message)}")
         raise SystemExit(1) from exc
 

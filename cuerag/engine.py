@@ -22,9 +22,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from cuerag.answering import AnswerResult, generate_answer, llm_query_entities
-from cuerag.baselines import BM25Retriever, KeywordIndex, as_result, rrf
+from cuerag.baselines import KeywordIndex, as_result, rrf
 from cuerag.catalog import DocumentInfo, DocumentPage, catalog, page
-from cuerag.config import QIterParams, Settings
+from cuerag.config import MAX_QUERY_CHARS, QIterParams, Settings
 from cuerag.derived import SnapshotIndexes
 from cuerag.diskspace import MB, FreeBytes, SpaceGuard, disk_free
 from cuerag.document_text import DocumentText, read_document
@@ -111,13 +111,17 @@ def make_params(**overrides: object) -> QIterParams:
         return QIterParams(**{k: v for k, v in overrides.items() if v is not None})  # type: ignore[arg-type]
     except ValidationError as exc:
         problems = "; ".join(_describe(e) for e in exc.errors())
-        raise ParameterError(f"invalid retrieval parameters: {problems}") from exc
+        # The command line's flag for a parameter is its name with dashes (`--top-n`).
+        flags = "; ".join(_describe(e, flag=True) for e in exc.errors())
+        raise ParameterError(f"invalid retrieval parameters: {problems}", cli=f"invalid options: {flags}") from exc
 
 
-def _describe(error: Any) -> str:
-    """One validation error as 'name: what is wrong (got X; allowed A..B)'."""
+def _describe(error: Any, *, flag: bool = False) -> str:
+    """One validation error as 'name: what is wrong (got X; allowed A..B)', the name written as
+    the command line's flag when `flag`."""
     name = ".".join(str(p) for p in error["loc"])
-    text = f"{name}: {error['msg']} (got {error.get('input')!r}"
+    shown = "--" + name.replace("_", "-") if flag else name
+    text = f"{shown}: {error['msg']} (got {error.get('input')!r}"
     field = QIterParams.model_fields.get(name)
     if field is not None:
         bounds = {type(m).__name__: m for m in field.metadata}
@@ -605,6 +609,11 @@ class CueRag:
     ) -> tuple[RetrievalResult, LLMUsage | None]:
         if not question.strip():
             raise ParameterError("the query is empty; pass a question")
+        if len(question) > MAX_QUERY_CHARS:
+            raise ParameterError(
+                f"the query is {len(question)} characters long, over the {MAX_QUERY_CHARS} a question may have; "
+                "shorten it to the question itself"
+            )
         try:
             question.encode("utf-8")
         except UnicodeEncodeError as exc:  # a lone surrogate: what Python makes of a non-UTF-8 argv byte
@@ -616,6 +625,10 @@ class CueRag:
             raise ParameterError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
         params = params or QIterParams()
         retriever = self.retriever(corpus, filter)
+        if retriever.note is not None:
+            return RetrievalResult(
+                corpus=corpus, query=question, method=method, chunks=[], elapsed_ms=0.0, note=retriever.note
+            ), None
         if method == "qiter":
             if not llm_entities:
                 return retriever.q_iter(question, params), None
@@ -641,6 +654,8 @@ class CueRag:
         started = time.perf_counter()
         llm = require_llm(self.llm, "an answer")
         retrieval, entity_usage = self._retrieve(corpus, question, params, method, llm_entities, filter)
+        if retrieval.note is not None:  # nothing to write an answer from: no call to the LLM
+            raise ParameterError(retrieval.note)
         answer, usage = generate_answer(
             llm, question, retrieval.chunks, self.text, context_tokens=self.settings.llm_context_tokens
         )
@@ -659,7 +674,7 @@ class CueRag:
     def _baseline(self, corpus: str, retriever: Retriever, question: str, method: Method, n: int) -> RetrievalResult:
         started = time.perf_counter()
         graph = retriever.graph
-        indexes = self._baseline_indexes(corpus, graph)
+        bm25 = retriever.derived.lexical()
         # With a filter the in-memory baselines rank the whole corpus and keep the subset's chunks.
         wide = n if retriever.subset is None else len(graph.chunk_ids)
 
@@ -667,30 +682,27 @@ class CueRag:
             return [(c, s) for c, s in ranked if retriever.chunk_allowed(c)][:k]
 
         if method == "bm25":
-            ranked = inside(indexes.bm25.ranked(question, wide), n)
+            ranked = inside(bm25.ranked_chunks(question, wide), n)
         elif method == "hybrid":
             pool = 4 * n
             dense = [c for c, _ in retriever.dense_ranking(question, pool)]
-            lexical = [c for c, _ in inside(indexes.bm25.ranked(question, max(pool, wide)), pool)]
+            lexical = [c for c, _ in inside(bm25.ranked_chunks(question, max(pool, wide)), pool)]
             ranked = rrf([dense, lexical], n)
         else:
-            ranked = inside(indexes.keywords.ranked(retriever.embed_query(question), wide), n)
+            keywords = self._keyword_index(corpus, graph)
+            ranked = inside(keywords.ranked(retriever.embed_query(question), wide), n)
         return as_result(graph, corpus, question, method, ranked, started)
 
-    def _baseline_indexes(self, corpus: str, graph: Graph) -> _BaselineIndexes:
-        """BM25 and keyword indexes of a snapshot, built on first use and kept with it."""
+    def _keyword_index(self, corpus: str, graph: Graph) -> KeywordIndex:
+        """KET-RAG's keyword index of a snapshot, built on first use and kept with it."""
         with self._graph_lock:
             cached = self._baselines.get(corpus)
         if cached is not None and cached.graph is graph:
-            return cached
-        built = _BaselineIndexes(
-            graph=graph,
-            bm25=BM25Retriever(graph),
-            keywords=KeywordIndex.build(graph, self.models.embedder, self.text),
-        )
+            return cached.keywords
+        built = _BaselineIndexes(graph=graph, keywords=KeywordIndex.build(graph, self.models.embedder, self.text))
         with self._graph_lock:
             self._baselines[corpus] = built
-        return built
+        return built.keywords
 
     def close(self) -> None:
         self.store.close()
@@ -701,7 +713,6 @@ class CueRag:
 @dataclass(frozen=True)
 class _BaselineIndexes:
     graph: Graph
-    bm25: BM25Retriever
     keywords: KeywordIndex
 
 

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 
 class CueRagError(Exception):
-    """Base class of every error the engine raises on purpose."""
+    """Base class of every error the engine raises on purpose. `cli`: the message as the command
+    line words it, where the message names what an MCP tool is called with (a tool, an argument)
+    and a person at the command line typed a command or a flag instead."""
+
+    def __init__(self, *args: object, cli: str | None = None) -> None:
+        super().__init__(*args)
+        self.cli = cli
+
+    def for_cli(self) -> str:
+        return self.cli if self.cli is not None else str(self)
 
 
 class InputError(CueRagError):

@@ -58,9 +58,20 @@ class _BM25:
         if self._indexed:
             self._model.index(tokenized, show_progress=False)
 
+    def _known(self, terms: Sequence[str]) -> list[str]:
+        return [t for t in terms if t in self._model.vocab_dict] if self._indexed else []
+
+    def ranked(self, terms: Sequence[str], n: int) -> list[tuple[int, float]]:
+        """The n texts with the best scores above zero, best first (bm25s's own top-k, ties and all)."""
+        known = self._known(terms)
+        if not known or n <= 0:
+            return []
+        docs, scores = self._model.retrieve([known], k=min(n, self._size), show_progress=False)
+        return [(int(d), float(s)) for d, s in zip(docs[0], scores[0], strict=True) if s > 0]
+
     def scaled(self, terms: Sequence[str]) -> np.ndarray:
         """Every text's score divided by the best one (all zeros when nothing matches)."""
-        known = [t for t in terms if t in self._model.vocab_dict] if self._indexed else []
+        known = self._known(terms)
         if not known:
             return np.zeros(self._size, dtype=np.float32)
         scores = np.asarray(self._model.get_scores(known), dtype=np.float32)
@@ -112,7 +123,8 @@ def top(scores: np.ndarray, k: int) -> list[tuple[int, float]]:
 
 
 class LexicalIndex:
-    """BM25 over a snapshot's units (their text) and chunks (title and text)."""
+    """BM25 over a snapshot's units (their text) and chunks (title and text): Q-Iter's lexical
+    channel, and the chunk ranking of the BM25 baseline."""
 
     def __init__(self, graph: Graph) -> None:
         self.graph = graph
@@ -123,6 +135,10 @@ class LexicalIndex:
         """The query's terms (lower case, English stop words out) scored against every unit and chunk."""
         terms = _tokens([query])[0]
         return LexicalScores(units=self._units.scaled(terms), chunks=self._chunks.scaled(terms))
+
+    def ranked_chunks(self, query: str, n: int) -> list[tuple[int, float]]:
+        """The n chunks with the best BM25 scores above zero, with their scores (the baseline's)."""
+        return self._chunks.ranked(_tokens([query])[0], n)
 
 
 class LexicalFusion:

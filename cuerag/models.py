@@ -99,6 +99,11 @@ class SentenceTransformerEmbedder:
         if dim is None:
             raise ModelLoadError(f"embedder {name!r} does not report its embedding dimension")
         self.dim = int(dim)
+        # A model that `encode` gives no prompt, no truncation and no reordering of a batch: one
+        # whose single batches `_one_batch` computes as `encode` does.
+        model = self._model
+        flattens = getattr(model, "_can_flatten_inputs", lambda: True)()
+        self._plain = model.default_prompt_name is None and model.truncate_dim is None and not flattens
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> Vectors:
         return self.encode_in(self.precision, texts, batch_size=batch_size)
@@ -113,14 +118,35 @@ class SentenceTransformerEmbedder:
         # without (cuerag.precision decides); cosine scores move by about 1e-3.
         bf16 = precision == "bfloat16"
         with self._lock, torch.autocast(self._device_type, dtype=torch.bfloat16, enabled=bf16):
-            vectors = self._model.encode(
-                list(texts),
-                batch_size=batch_size,
-                normalize_embeddings=True,
-                convert_to_tensor=True,
-                show_progress_bar=False,
-            )
+            if len(texts) <= batch_size and self._plain:
+                vectors = self._one_batch(list(texts))
+            else:
+                vectors = self._model.encode(
+                    list(texts),
+                    batch_size=batch_size,
+                    normalize_embeddings=True,
+                    convert_to_tensor=True,
+                    show_progress_bar=False,
+                )
         return _normalise(vectors.float().cpu().numpy())
+
+    def _one_batch(self, texts: list[str]) -> Any:
+        """What `encode` computes for texts that fit one batch (a query, its entity mentions), less
+        the work it repeats on every call for a model already placed and in eval mode: it checks
+        the device of every parameter and switches every module to eval (some milliseconds, as
+        much as the forward pass of a short query on one thread). The same length order, the same
+        forward pass and normalisation: the same vectors, bit for bit (tests/test_qiter.py)."""
+        import torch
+
+        model = self._model
+        if model.training:  # as loaded; `encode` would switch it on every call
+            model.eval()
+        order = np.argsort([-len(t) for t in texts])  # `encode` sorts by length, longest first
+        with torch.inference_mode():
+            features = model.preprocess([texts[i] for i in order])
+            features = {k: v.to(model.device) if isinstance(v, torch.Tensor) else v for k, v in features.items()}
+            embedded = torch.nn.functional.normalize(model(features)["sentence_embedding"], p=2, dim=1)
+            return embedded[torch.as_tensor(np.argsort(order))]
 
 
 class FlagEmbedder:

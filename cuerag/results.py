@@ -136,6 +136,7 @@ class RetrievalResult(BaseModel):
     chunks: list[ChunkHit]
     trace: QIterTrace | None = None
     elapsed_ms: float
+    note: str | None = None  # why there are no chunks, when a filter selected no document
 
 
 def chunk_hit(

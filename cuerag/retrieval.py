@@ -41,7 +41,7 @@ from cuerag.results import (
 )
 from cuerag.scoring import Scorer
 from cuerag.store.base import VectorStore
-from cuerag.subset import Subset
+from cuerag.subset import NO_MATCH, Subset
 
 __all__ = [
     "METHODS",
@@ -91,6 +91,11 @@ class Retriever:
         if self.subset is None:
             return scores
         return LexicalScores(units=scores.units * self.subset.units, chunks=scores.chunks * self.subset.chunks)
+
+    @property
+    def note(self) -> str | None:
+        """Why every search comes back empty: the filter selects no document (None otherwise)."""
+        return NO_MATCH if self.subset is not None and self.subset.empty else None
 
     def chunk_allowed(self, c: int) -> bool:
         return self.subset is None or self.subset.has_chunk(c)
@@ -169,6 +174,8 @@ class Retriever:
     def resolve_entity(self, entity: str) -> tuple[int, float]:
         """An entity node from its id or its name (linked by similarity), with the link score."""
         g = self.graph
+        if self.note is not None:
+            raise ParameterError(self.note)
         if entity in g.entity_pos:
             if not self._allowed(ENTITIES, g.entity_pos[entity]):
                 raise ParameterError(
@@ -197,7 +204,7 @@ class Retriever:
         run, or the points an index run is writing right now. However many there are, the search
         asks again for twice as many until it has k live hits or the collection is exhausted, so
         orphans can never push live points out of the answer."""
-        if k <= 0:
+        if k <= 0 or self.note is not None:
             return []
         limit = max(2 * k, k + len(skip))
         where = self.subset.where[kind] if self.subset is not None else None

@@ -24,6 +24,10 @@ from cuerag.store.base import PointFilter
 
 _Text = Annotated[str, Field(min_length=1, max_length=256)]
 
+# Each filter field's flag on the command line (`cuerag query`, `cuerag documents`): declared here
+# so that the CLI's options and the errors it shows name the same flags.
+CLI_FLAGS = {"doc_ids": "--doc", "path_prefix": "--prefix", "path_glob": "--glob", "tags": "--tag"}
+
 
 class DocFilter(BaseModel):
     """Which documents to use; every condition given must hold."""
@@ -48,9 +52,6 @@ class DocFilter(BaseModel):
                 return False
         return True
 
-    def described(self) -> str:
-        return ", ".join(f"{k}={v!r}" for k, v in self.model_dump(exclude_none=True).items())
-
     def key(self) -> str:
         """The filter as canonical JSON (a cursor is bound to it)."""
         return self.model_dump_json(exclude_none=True)
@@ -71,8 +72,11 @@ def make_filter(
     try:
         return DocFilter(**given)  # type: ignore[arg-type]
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
-        raise ParameterError(f"invalid filter: {problems}") from None
+        problems = [(e["loc"], e["msg"]) for e in exc.errors()]
+        raise ParameterError(
+            "invalid filter: " + "; ".join(f"{'.'.join(str(p) for p in loc)}: {msg}" for loc, msg in problems),
+            cli="; ".join(f"invalid {CLI_FLAGS.get(str(loc[0]), loc[0])}: {msg}" for loc, msg in problems),
+        ) from None
 
 
 def matching(documents: dict[str, DocumentInfo], filter: DocFilter | None) -> list[DocumentInfo]:
@@ -84,7 +88,11 @@ def matching(documents: dict[str, DocumentInfo], filter: DocFilter | None) -> li
         unknown = [d for d in dict.fromkeys(filter.doc_ids) if d not in documents]
         if unknown:
             shown = ", ".join(repr(d) for d in unknown[:5])
-            raise ParameterError(f"unknown doc_ids in filter: {shown}; use doc_id values from hits or list_documents")
+            raise ParameterError(
+                f"unknown doc_ids in filter: {shown}; use doc_id values from hits or list_documents",
+                cli=f"unknown document id(s) given to {CLI_FLAGS['doc_ids']}: {shown}; use the doc_id of a hit, "
+                "or see `cuerag documents`",
+            )
         # Looked up, not scanned for: a thousand ids against a large corpus stays a thousand lookups.
         candidates = [documents[d] for d in sorted(set(filter.doc_ids))]
         return [d for d in candidates if filter.matches(d)]
@@ -100,6 +108,10 @@ class Subset:
     units: np.ndarray
     entities: np.ndarray
     where: dict[str, PointFilter]  # per collection kind
+
+    @property
+    def empty(self) -> bool:
+        return not self.doc_ids
 
     def has_chunk(self, c: int) -> bool:
         return bool(self.chunks[c])
@@ -120,14 +132,18 @@ def _by_id(ids: list[str], mask: np.ndarray) -> PointFilter:
     return PointFilter(exclude_ids=tuple(ids[i] for i in np.flatnonzero(~mask)))
 
 
+# Said with the empty result of a search whose filter selects no document. An empty result, not an
+# error: the listing of the same filter answers "0 documents", and a filter that matches nothing
+# (a tag no document has yet) is an answer to the question asked, not a call to be repaired.
+NO_MATCH = (
+    "no document of this corpus matches the filter, so nothing was searched: list the corpus's documents "
+    "to see their ids, paths and tags"
+)
+
+
 def select(graph: Graph, table: DocumentTable, filter: DocFilter) -> Subset:
-    """The subset of a snapshot that the filter selects; an empty one is an error that says so."""
+    """The subset of a snapshot that the filter selects (`empty` when it selects no document)."""
     docs = matching(table.infos, filter)
-    if not docs:
-        raise ParameterError(
-            f"no document of this corpus matches the filter ({filter.described()}); "
-            "list_documents shows the documents, their paths and tags"
-        )
     chunks = np.zeros(len(graph.chunk_ids), dtype=bool)
     units = np.zeros(len(graph.unit_ids), dtype=bool)
     entities = np.zeros(len(graph.entity_ids), dtype=bool)

@@ -37,12 +37,14 @@ def watch_folder(
     debounce_ms: int = 500,
     check: FileCheck | None = None,
     progress: Progress | None = None,
+    sync: bool = True,
 ) -> None:
     """Sync `folder` into `corpus` now and after every change until `stop` is set (or Ctrl-C,
     which watchfiles turns into a clean return). A sync that fails (a file vanished mid-read, the
     corpus busy) is logged, given to `on_error`, and retried at the next change; the watch goes on.
     Setting `stop` also stops a sync under way at its next step (see cuerag.index: a rerun
-    completes it). `check` is asked about every file a sync reads (the server's allowed roots)."""
+    completes it). `check` is asked about every file a sync reads (the server's allowed roots).
+    `sync=False`: new and edited files are indexed, deleted ones keep their documents."""
     rules = rules or WalkRules()
     root = folder.expanduser().resolve()
     data_dir = engine.settings.data_dir.expanduser().resolve()
@@ -55,10 +57,10 @@ def watch_folder(
 
     should_stop = stop.is_set if stop is not None else None
 
-    def sync() -> None:
+    def sync_once() -> None:
         try:
             report = engine.index_paths(
-                corpus, [root], sync=True, rules=rules, check=check, progress=progress, should_stop=should_stop
+                corpus, [root], sync=sync, rules=rules, check=check, progress=progress, should_stop=should_stop
             )
         except Cancelled:
             return  # stopped: the watch ends at the next yield
@@ -84,5 +86,5 @@ def watch_folder(
         if changes or not synced:
             if changes:
                 log.info("%d changes under %s; syncing", len(changes), root)
-            sync()
+            sync_once()
             synced = True

@@ -29,6 +29,7 @@ from typer.testing import CliRunner, Result
 
 import cuerag.cli
 from cuerag import CueRag, Settings, make_document
+from cuerag.config import MAX_QUERY_CHARS
 from cuerag.errors import InputError
 from cuerag.models import Models
 from cuerag.text import TextTools
@@ -49,7 +50,7 @@ BASE_DOCS = [
 ]
 BASE_QUESTION = "Which city is the capital of Norway?"
 SECRET = "The vault combination is 31-47-59, known only to the harbour master."
-MAX_QUERY = 4000  # tools.common.Query
+MAX_QUERY = MAX_QUERY_CHARS  # tools.common.Query's cap
 
 State = tuple[Any, list[tuple[str, float]]]
 
@@ -324,6 +325,9 @@ async def test_mcp_paths_outside_the_allowed_roots(mcp: Mcp) -> None:
     assert [(f["path"].endswith("link.txt"), "outside the allowed roots" in f["reason"]) for f in report["failed"]] == [
         (True, True)
     ]
+    # The advice fits a link found in the folder, not a path the caller gave.
+    (reason,) = [f["reason"] for f in report["failed"]]
+    assert reason.startswith("leads outside") and "link is skipped" in reason and "give a path" not in reason, reason
     hits = await ok(mcp.client, "dense_search", corpus="escape", query="secret", top_n=5)
     assert [h["doc_id"] for h in hits["chunks"]] == ["good.txt"]
     await refused(  # with strict, the refused link stops the run before anything is written
@@ -887,10 +891,10 @@ def test_cli_names_are_case_sensitive(cli: Cli) -> None:
 def test_cli_wrong_parameters(cli: Cli) -> None:
     query = ["query", BASE_QUESTION, "--corpus", BASE]
     cli.refused(
-        Bad([*query, "--top-n", "-1"], ["invalid retrieval parameters: top_n", "(got -1; allowed 1..100)"]),
+        Bad([*query, "--top-n", "-1"], ["invalid options: --top-n", "(got -1; allowed 1..100)"]),
         Bad([*query, "--k", "0", "--depth", "99"], ["k: Input should be greater than or equal to 1", "depth:"]),
         Bad([*query, "--top-n", "five"], ["Invalid value for '--top-n'"], 2),
-        Bad([*query, "--title-links", "-1"], ["invalid retrieval parameters: title_links", "(got -1; allowed 0..20)"]),
+        Bad([*query, "--title-links", "-1"], ["invalid options: --title-links", "(got -1; allowed 0..20)"]),
         Bad([*query, "--topn", "2"], ["No such option: --topn"], 2),
         Bad([*query, "--method", "magic"], ["unknown method 'magic'"]),
         Bad(["query", "   ", "--corpus", BASE], ["the query is empty"]),

@@ -21,14 +21,17 @@ from conftest import SAMPLE, SAMPLE_CORPUS, server_env
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_PROTOCOL_VERSION
+from pydantic import TypeAdapter
 from typer.testing import CliRunner
 
 import cuerag.cli
 from cuerag import CueRag, Settings
+from cuerag.config import MAX_QUERY_CHARS
 from cuerag.documents import JSON_SUFFIXES, TEXT_SUFFIXES
 from cuerag.models import Models
 from server.app import build_server
 from server.config import ServerSettings
+from tools.common import Query
 
 TOY = "When did the 1979-80 European Cup winner win the FA Cup?"
 ROOT = Path(__file__).parent.parent
@@ -130,6 +133,54 @@ def test_cli_query_says_why_each_chunk_is_here(data_dir: Path, models: Models) -
     named = next(h for h in chunks if h["doc_id"] == "fa-cup")
     assert named["why"]["kind"] == "named_in_query" and "“FA Cup”" in named["why"]["text"]
     assert shown.stdout.count("why:") == len(chunks)
+
+
+def test_cli_output_to_a_pipe_keeps_each_line_whole(data_dir: Path, models: Models) -> None:
+    # CliRunner's stdout is not a terminal: a chunk's text and its reason are not cut into lines.
+    runner = CliRunner()
+    args = ["query", TOY, "-c", SAMPLE, "--no-trace", "--data-dir", str(data_dir)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cuerag.cli, "CueRag", functools.partial(CueRag, models=models))
+        hits = json.loads(runner.invoke(cuerag.cli.app, [*args, "--json"]).stdout)["chunks"]
+        shown = runner.invoke(cuerag.cli.app, args, env={"COLUMNS": "80"})
+    assert shown.exit_code == 0, shown.output
+    lines = shown.stdout.splitlines()
+    long = [h for h in hits if len(h["why"]["text"]) > 80]
+    assert long  # the check below would hold for short reasons, wrapped or not
+    for hit in hits:
+        assert any(f"why: {hit['why']['text']}" in line for line in lines), (hit["why"]["text"], lines)
+
+
+def test_cli_errors_name_the_commands_and_flags_typed(data_dir: Path, models: Models) -> None:
+    # The engine's messages name an MCP tool or argument for an agent; the CLI's name its own.
+    runner = CliRunner()
+    d = ["-c", SAMPLE, "--data-dir", str(data_dir)]
+    cases = [
+        (["query", TOY, "--doc", "no-such-doc", *d], ["--doc", "`cuerag documents`"]),
+        (["query", TOY, "--top-n", "0", *d], ["--top-n"]),
+        (["query", TOY, "--prefix", "x" * 300, *d], ["invalid --prefix"]),
+        (["documents", "--cursor", "not-a-cursor", *d], ["invalid --cursor"]),
+    ]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cuerag.cli, "CueRag", functools.partial(CueRag, models=models))
+        for args, named in cases:
+            failed = runner.invoke(cuerag.cli.app, args)
+            assert failed.exit_code == 1, failed.output
+            text = " ".join(failed.output.split())
+            assert all(n in text for n in named), text
+            assert not re.search(r"list_documents|doc_ids|path_prefix|top_n|next_cursor", text), text
+
+
+def test_cli_query_refuses_a_question_over_the_tools_cap(data_dir: Path, models: Models) -> None:
+    # One cap for a question, wherever it comes from: the MCP tools' schema and the CLI's engine call.
+    runner = CliRunner()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cuerag.cli, "CueRag", functools.partial(CueRag, models=models))
+        long = "Who? " * (MAX_QUERY_CHARS // 5) + "x"
+        refused = runner.invoke(cuerag.cli.app, ["query", long, "-c", SAMPLE, "--data-dir", str(data_dir)])
+    assert refused.exit_code == 1, refused.output
+    assert f"{len(long)} characters long, over the {MAX_QUERY_CHARS}" in refused.output
+    assert TypeAdapter(Query).json_schema()["maxLength"] == MAX_QUERY_CHARS
 
 
 # ---- the MCP server ------------------------------------------------------------------------------

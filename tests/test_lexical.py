@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import EngineFactory
 
 from cuerag import CueRag, Settings, make_document, make_params
 from cuerag.lexical import LexicalFusion, LexicalScores, lexical_share
@@ -116,3 +117,15 @@ def test_the_weight_a_query_gets_is_in_its_trace(notes: CueRag) -> None:
     assert adaptive.trace is not None and fixed.trace is not None
     assert adaptive.trace.lexical_weight == pytest.approx(0.4 * share, abs=1e-4)
     assert fixed.trace.lexical_weight == pytest.approx(0.4)
+
+
+def test_every_lexical_method_answers_on_a_corpus_without_a_word(make_engine: EngineFactory) -> None:
+    # Punctuation and emoji are text, kept as chunks, but leave BM25 an empty vocabulary.
+    engine = make_engine()
+    odd = [make_document("", "... !!! ??? — ;; (( ))", "punct"), make_document("", "😀🎉 🇳🇴🇳🇴", "emoji")]
+    engine.index_documents("odd", odd)
+    question = "What is the capital of Norway?"
+    assert engine.query("odd", question, method="bm25").chunks == []
+    hybrid = engine.query("odd", question, method="hybrid")  # dense alone
+    assert sorted(h.doc_id for h in hybrid.chunks) == ["emoji", "punct"]
+    assert len(engine.query("odd", question, method="qiter").chunks) == 2

@@ -17,6 +17,7 @@ from test_subset import NOTES, QUESTION, write_notes
 
 from cuerag import CueRag
 from cuerag.models import Models
+from cuerag.subset import NO_MATCH
 from tools.resources import DOCUMENT_TEMPLATE, document_uri
 
 pytestmark = pytest.mark.anyio
@@ -141,7 +142,6 @@ async def test_every_retrieval_tool_keeps_to_the_filter(notes: Notes) -> None:
     ("filter", "message"),
     [
         ({"doc_ids": ["../../etc/passwd"]}, "unknown doc_ids in filter: '../../etc/passwd'"),
-        ({"tags": ["no-such-tag"]}, "no document of this corpus matches the filter"),
         ({"doc_ids": []}, "`filter.doc_ids`"),
         ({"doc_ids": "teams/forest.md"}, "`filter.doc_ids`"),
         ({"path_glob": "x" * 300}, "`filter.path_glob`"),
@@ -153,6 +153,21 @@ async def test_every_retrieval_tool_keeps_to_the_filter(notes: Notes) -> None:
 async def test_a_bad_filter_is_a_short_tool_error(notes: Notes, filter: Any, message: str) -> None:
     text = await call_error(notes.client, "q_iter", corpus=CORPUS, query=QUESTION, filter=filter)
     assert message in text and "pydantic" not in text, text
+
+
+async def test_a_filter_that_selects_nothing_is_an_empty_result_with_a_note(notes: Notes) -> None:
+    nothing = {"tags": ["no-such-tag"]}
+    listed = await call(notes.client, "list_documents", corpus=CORPUS, filter=nothing)
+    assert listed["total"] == 0
+    for tool, args in [("q_iter", {}), ("dense_search", {}), ("q_iter", {"detail": "full"})]:
+        result = await call(notes.client, tool, corpus=CORPUS, query=QUESTION, filter=nothing, **args)
+        assert (result["chunks"], result["note"]) == ([], NO_MATCH), tool
+    units = await call(notes.client, "search_units", corpus=CORPUS, query=QUESTION, filter=nothing)
+    assert (units["units"], units["note"]) == ([], NO_MATCH)
+    linked = await call(notes.client, "link_entities", corpus=CORPUS, query=QUESTION, filter=nothing)
+    assert (linked["anchors"], linked["note"]) == ([], NO_MATCH)
+    text = await notes.client.call_tool("q_iter", {"corpus": CORPUS, "query": QUESTION, "filter": nothing})
+    assert NO_MATCH in text.content[0].text  # type: ignore[union-attr]
 
 
 async def test_only_ids_that_read_back_get_a_link(notes: Notes) -> None:

@@ -206,3 +206,32 @@ async def test_watch_job_syncs_changes_until_stopped(client: tuple[Client, CueRa
 
     stopped = await call(c, "job_status", job_id=watch["job_id"], cancel=True, wait_s=WAIT_S)
     assert stopped["state"] == "cancelled" and stopped["syncs"] == 3 and stopped["error"] is None, stopped
+
+
+async def test_a_watch_with_sync_false_keeps_the_documents_of_deleted_files(
+    client: tuple[Client, CueRag, Path],
+) -> None:
+    c, _, folder = client
+    (folder / "elm.md").write_text("# Elm Halt\n\nElm Halt is a railway stop near the village of Elm.\n")
+    (folder / "oak.md").write_text("# Oak Halt\n\nOak Halt is a railway stop on the coast line near Oak Bay.\n")
+    watch = await call(c, "index_corpus", corpus="notes", paths=[str(folder)], watch=True, sync=False)
+    first = await until(c, watch["job_id"], synced(1))
+    assert first["result"]["documents_added"] == 2, first["result"]
+    (folder / "elm.md").unlink()
+    second = await until(c, watch["job_id"], synced(2))
+    assert second["result"]["removed"] == [] and second["result"]["documents_removed"] == 0, second["result"]
+    assert (await call(c, "list_documents", corpus="notes"))["total"] == 2
+    stopped = await call(c, "job_status", job_id=watch["job_id"], cancel=True, wait_s=WAIT_S)
+    assert stopped["state"] == "cancelled", stopped
+
+
+async def test_deleting_from_a_corpus_a_job_is_creating_names_the_job(client: tuple[Client, CueRag, Path]) -> None:
+    c, _, _ = client
+    job = await call(c, "index_corpus", corpus="fresh", documents=RAILWAY, background=True)
+    refused = await call_error(c, "delete_documents", corpus="fresh", doc_ids=["halt-1"])
+    stopped = await call(c, "job_status", job_id=job["job_id"], cancel=True, wait_s=WAIT_S)
+    assert stopped["state"] in {"cancelled", "done"}, stopped
+    if stopped["state"] == "cancelled":  # the job was still running when the delete came
+        assert f"job {job['job_id']}, index" in refused and "unknown corpus" not in refused, refused
+        assert "being created" in refused or "being written" in refused, refused
+    assert "unknown corpus" in await call_error(c, "delete_documents", corpus="never", doc_ids=["x"])

@@ -571,3 +571,37 @@ def test_title_evidence_is_in_the_trace(sample_engine: CueRag) -> None:
     assert named.trace is not None
     (step,) = [s for s in named.trace.title_steps if s.title == "Lothair II"]
     assert step.kind == "named_in_query" and step.from_chunk_id is None and 0.0 < step.specificity < 1.0
+
+
+# ---- the fast path gives the results of the plain one ----------------------------------------------
+
+
+def test_the_embedders_single_batch_gives_the_same_ranking_and_trace(
+    sample_engine: CueRag, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The query-time shortcut (a single batch encoded without sentence-transformers' per-call
+    work) changes no vector, score, ranking or trace: compared, bit for bit, with every encoding
+    through sentence-transformers' `encode`, the lexical channel on, with and without a filter."""
+    from cuerag.models import SentenceTransformerEmbedder
+    from cuerag.subset import DocFilter
+
+    embedder = sample_engine.models.embedder
+    assert isinstance(embedder, SentenceTransformerEmbedder) and embedder._plain  # the path under test is taken
+    texts = [QUESTIONS[1], "Nottingham Forest", "FA Cup", "1979-80"]
+    fast = embedder.encode(texts)
+    some = DocFilter(doc_ids=["european-cup-1980", "nottingham-forest-club", "brian-clough", "middlesbrough", "fa-cup"])
+    cases = [(q, None) for q in QUESTIONS[:5]] + [(QUESTIONS[1], some), (TOY, some)]
+
+    def run() -> list[dict[str, object]]:
+        out = []
+        for question, filter in cases:
+            result = sample_engine.query(SAMPLE, question, params=QIterParams(top_n=10), filter=filter)
+            dumped = result.model_dump(exclude={"elapsed_ms"})
+            dumped["trace"].pop("stage_ms")
+            out.append(dumped)
+        return out
+
+    shortcut = run()
+    monkeypatch.setattr(embedder, "_plain", False)  # every call through sentence-transformers' encode
+    assert run() == shortcut
+    assert np.array_equal(embedder.encode(texts), fast)

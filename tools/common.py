@@ -16,6 +16,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
 from cuerag import CueRag, CueRagError
+from cuerag.config import MAX_QUERY_CHARS
 from cuerag.subset import DocFilter
 from tools.jobs import Jobs
 
@@ -89,7 +90,7 @@ async def run_engine(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 # The engine checks a name in full (1-64 letters, digits, '-' or '_') and says so; the schema keeps
 # only the bound that stops a long string before it reaches the engine.
 Corpus = Annotated[str, Field(max_length=64)]
-Query = Annotated[str, Field(min_length=1, max_length=4000)]
+Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS)]
 TopK = Annotated[int, Field(ge=1, le=50)]
 UnitIds = Annotated[list[str], Field(max_length=200, description="Unit ids to skip.")]
 SubtractIds = Annotated[

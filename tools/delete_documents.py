@@ -24,5 +24,9 @@ async def delete_documents(
     ctx: Context[AppState],
 ) -> DeleteReport:
     """Delete documents and what only they hold; final."""
-    engine = state_of(ctx).engine
-    return await run_engine(engine.delete_documents, corpus, doc_ids)
+    state = state_of(ctx)
+    if state.jobs.busy(corpus):
+        # Refused with the job to wait for: the engine would say the corpus is busy, or, during its
+        # first run, that it is unknown, which sends the agent looking for a typo.
+        state.jobs.refuse_if_busy(corpus, exists=corpus in await run_engine(state.engine.corpora))
+    return await run_engine(state.engine.delete_documents, corpus, doc_ids)

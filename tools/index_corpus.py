@@ -11,7 +11,7 @@ import anyio
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from cuerag import CueRag, CueRagError, IndexReport, InputError, WalkRules, make_document
 from cuerag.engine import validate_corpus_name
@@ -47,8 +47,10 @@ class DocumentInput(BaseModel):
     id: str | None = Field(default=None, max_length=256)
 
 
-def check_allowed(path: str, roots: list[Path]) -> Path:
-    """Resolve a path (symlinks included) and refuse it unless it lies under an allowed root."""
+def check_allowed(path: str, roots: list[Path], *, walked: bool = False) -> Path:
+    """Resolve a path (symlinks included) and refuse it unless it lies under an allowed root.
+    `walked`: a file found in a folder the caller named, not a path the caller gave (its advice
+    differs: the caller cannot give another path for a link a folder holds)."""
     if "\x00" in path:  # resolve() would raise a bare ValueError: a crash, not a refusal
         raise InputError(f"path {path!r} holds a NUL character")
     resolved = Path(path).expanduser().resolve()
@@ -61,6 +63,11 @@ def check_allowed(path: str, roots: list[Path]) -> Path:
             f"path {path!r} is outside the allowed roots (this server reads no files): send its text as `documents`"
         )
     listed = ", ".join(str(r) for r in roots)
+    if walked:  # inside an allowed folder, so a link that leads out of it
+        raise InputError(
+            f"path {path!r} is outside the allowed roots, the folders this server may read ({listed}): the link "
+            "is skipped, not followed; copy the file it leads to into the folder, or send its text as `documents`"
+        )
     raise InputError(
         f"path {path!r} is outside the allowed roots, the folders this server may read ({listed}): "
         "give a path under one of them, or send the text as `documents`"
@@ -78,8 +85,13 @@ async def index_corpus(
     ctx: Context[AppState],
     paths: Annotated[list[str], Field(max_length=1000, description=_PATHS)] = [],  # noqa: B006
     documents: Annotated[list[DocumentInput], Field(max_length=10_000)] = [],  # noqa: B006
-    # Documents indexed inline or from other folders are never touched by a sync.
-    sync: Annotated[bool, Field(description="Drop documents of deleted files.")] = False,
+    # Documents indexed inline or from other folders are never touched by a sync. Unset, an index
+    # run keeps the documents of deleted files and a watch drops them (it keeps the folder in sync).
+    sync: Annotated[
+        bool | None,
+        WithJsonSchema({"type": "boolean"}),
+        Field(description="Drop documents of deleted files (unset: a watch does)."),
+    ] = None,
     strict: Annotated[bool, Field(description="Write nothing if a file fails.")] = False,
     include: Include = [],  # noqa: B006
     exclude: Exclude = [],  # noqa: B006
@@ -99,7 +111,7 @@ async def index_corpus(
     def check(f: Path) -> Path:
         # Every file found under a folder is checked too: a symlink inside an allowed folder may
         # point anywhere, and checking the folder alone would read what it points to.
-        return check_allowed(str(f), state.allowed_roots)
+        return check_allowed(str(f), state.allowed_roots, walked=True)
 
     if watch:
         if documents or len(checked) != 1 or not checked[0].is_dir():
@@ -117,6 +129,7 @@ async def index_corpus(
                 stop=job.stop_event,
                 check=check,
                 progress=job.progress,
+                sync=sync is not False,
             )
 
         return state.jobs.start("watch", corpus, run_watch, index_stages(state.engine)).info()
@@ -129,7 +142,7 @@ async def index_corpus(
             corpus,
             checked,
             documents=inline,
-            sync=sync,
+            sync=bool(sync),
             strict=strict,
             rules=rules,
             check=check,

@@ -181,12 +181,7 @@ class Jobs:
 
     def start(self, kind: JobKind, corpus: str, work: Work, stages: Stages) -> Job:
         """Start `work` on a worker thread, or refuse (a job already on the corpus, too many)."""
-        busy = next((j for j in self._jobs.values() if j.running and j.corpus == corpus), None)
-        if busy is not None:
-            raise ToolError(
-                f"corpus {corpus!r} is being written by another index run (job {busy.id}, {busy.kind}): wait for "
-                f"it (job_status job_id={busy.id!r} wait_s=60) or stop it (cancel=true), then call again"
-            )
+        self.refuse_if_busy(corpus)
         running = [j for j in self._jobs.values() if j.running]
         if len(running) >= self._limits.max_running:
             raise ToolError(
@@ -224,6 +219,21 @@ class Jobs:
         finished = [j for j in self._jobs.values() if not j.running]
         for job in finished[: max(0, len(finished) - self._limits.max_kept)]:
             del self._jobs[job.id]
+
+    def refuse_if_busy(self, corpus: str, *, exists: bool = True) -> None:
+        """Refuse a write to a corpus a job is writing, naming the job. `exists=False`: the job is
+        the corpus's first run, which shows nothing of it until it ends (not an unknown corpus)."""
+        busy = next((j for j in self._jobs.values() if j.running and j.corpus == corpus), None)
+        if busy is None:
+            return
+        what = "being written by another index run" if exists else "being created by an index run, empty until it ends"
+        raise ToolError(
+            f"corpus {corpus!r} is {what} (job {busy.id}, {busy.kind}): wait for it "
+            f"(job_status job_id={busy.id!r} wait_s=60) or stop it (cancel=true), then call again"
+        )
+
+    def busy(self, corpus: str) -> bool:
+        return any(j.running and j.corpus == corpus for j in self._jobs.values())
 
     def get(self, job_id: str) -> Job:
         job = self._jobs.get(job_id)

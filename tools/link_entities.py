@@ -14,6 +14,7 @@ class LinkResult(BaseModel):
     query: str
     mentions: list[str]
     anchors: list[Anchor]
+    note: str | None = None  # why there are no anchors, when the filter selected no document
 
 
 @tool("link_entities", "Link query entities", READ_ONLY)
@@ -24,7 +25,8 @@ async def link_entities(
     engine = state_of(ctx).engine
 
     def run() -> LinkResult:
-        mentions, anchors = engine.retriever(corpus, filter).link_entities(query, k)
-        return LinkResult(corpus=corpus, query=query, mentions=mentions, anchors=anchors)
+        retriever = engine.retriever(corpus, filter)
+        mentions, anchors = retriever.link_entities(query, k)
+        return LinkResult(corpus=corpus, query=query, mentions=mentions, anchors=anchors, note=retriever.note)
 
     return await run_engine(run)

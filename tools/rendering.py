@@ -84,6 +84,7 @@ class CompactResult(BaseModel):
     method: str
     chunks: list[CompactHit]
     elapsed_ms: float
+    note: str | None = None  # why there are no chunks, when a filter selected no document
 
 
 class CompactAnswer(BaseModel):
@@ -141,6 +142,7 @@ def compact_result(result: RetrievalResult, titles: GraphTitles) -> CompactResul
         method=result.method,
         chunks=_compact_hits(result, titles),
         elapsed_ms=result.elapsed_ms,
+        note=result.note,
     )
 
 
@@ -194,7 +196,7 @@ def _retrieval_text(result: CompactResult | ExplainedResult) -> str:
     else:
         hits = result.chunks
     head = f"{result.method} on {result.corpus}: {len(hits)} chunks for {result.query!r} ({result.elapsed_ms:.0f} ms)"
-    lines = [head, "", *_hits_text(hits)]
+    lines = [head, "", *([result.note, ""] if result.note else []), *_hits_text(hits)]
     if isinstance(result, ExplainedResult) and result.trace is not None:
         t = result.trace
         lines.append(

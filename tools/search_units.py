@@ -25,6 +25,7 @@ class SearchUnitsResult(BaseModel):
     corpus: str
     query: str
     units: list[UnitHit]
+    note: str | None = None  # why there are no units, when the filter selected no document
 
 
 @tool("search_units", "Search units", READ_ONLY)
@@ -40,7 +41,9 @@ async def search_units(
     """Units (statements) nearest the query, with their entities and chunks."""
     engine = state_of(ctx).engine
 
-    def run() -> list[UnitHit]:
-        return engine.retriever(corpus, filter).search_units(query, k, exclude=exclude, subtract=subtract)
+    def run() -> SearchUnitsResult:
+        retriever = engine.retriever(corpus, filter)
+        units = retriever.search_units(query, k, exclude=exclude, subtract=subtract)
+        return SearchUnitsResult(corpus=corpus, query=query, units=units, note=retriever.note)
 
-    return SearchUnitsResult(corpus=corpus, query=query, units=await run_engine(run))
+    return await run_engine(run)
