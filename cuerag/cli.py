@@ -27,7 +27,7 @@ from cuerag.cli_options import OptionsAnywhere
 from cuerag.config import QIterParams, Settings, param_help
 from cuerag.engine import CueRag, make_params, validate_corpus_name
 from cuerag.errors import CueRagError
-from cuerag.explain import ExplainedResult, GraphTitles, explain, explain_hit
+from cuerag.explain import ExplainedResult, GraphTitles, explain, explain_hit, hop_label
 from cuerag.folders import WalkRules
 from cuerag.formats import SUPPORTED_SUFFIXES
 from cuerag.index import IndexReport
@@ -345,6 +345,7 @@ def query(
     query_update: Annotated[bool | None, typer.Option(help=param_help("query_update"))] = None,
     query_titles: Annotated[bool | None, typer.Option(help=param_help("query_titles"))] = None,
     title_links: Annotated[int | None, typer.Option("--title-links", help=param_help("title_links"))] = None,
+    link_hops: Annotated[bool | None, typer.Option(help=param_help("link_hops"))] = None,
     llm_entities: Annotated[bool, typer.Option(help="The LLM reads the question's entities (else NER).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     trace: Annotated[bool, typer.Option(help="Show the Q-Iter trace.")] = True,
@@ -368,6 +369,7 @@ def query(
             query_update=query_update,
             query_titles=query_titles,
             title_links=title_links,
+            link_hops=link_hops,
         )
         # The models load inside, once the corpus, the method and the question have been checked.
         result = _engine(ctx).query(
@@ -446,8 +448,10 @@ def print_result(result: ExplainedResult, *, show_trace: bool) -> None:
         for d in t.depths:
             out.print(f"[bold]depth {d.depth}[/bold] — {d.candidates} candidate paths, kept {len(d.paths)}")
             for p in d.paths:
+                kinds = p.via_kinds or ["entity"] * len(p.via_entities)
                 steps = " → ".join(
-                    _shown(f"[{via}] {text}") for via, text in zip(p.via_entities, p.unit_texts, strict=True)
+                    _shown(f"[{hop_label(kind, via)}] {text}")
+                    for via, kind, text in zip(p.via_entities, kinds, p.unit_texts, strict=True)
                 )
                 out.print(f"  {p.score:.3f}  {steps}")
     out.print(f"[dim]{result.elapsed_ms:.0f} ms[/dim]")

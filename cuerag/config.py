@@ -266,6 +266,17 @@ LexicalAdaptive = Annotated[
     ),
 ]
 
+LinkHops = Annotated[
+    bool,
+    Field(
+        # cuerag.link_edges: from a path's last unit to the units of the documents its sentence
+        # hyperlinks or names by title (and at the first hop, from the question to the documents it
+        # names), chosen like an entity's units with each similarity weighed by the title's
+        # specificity, scored by the same path reranker.
+        description="Let the walk hop along hyperlinks and title mentions as well as entities."
+    ),
+]
+
 
 class QIterParams(BaseModel):
     """Q-Iter parameters. Defaults are the paper's (K=3, D=3, M=5, N=5)."""
@@ -287,6 +298,7 @@ class QIterParams(BaseModel):
     lexical_candidates: LexicalCandidates = 10
     title_specificity: TitleSpecificity = True
     lexical_adaptive: LexicalAdaptive = True
+    link_hops: LinkHops = True
 
 
 def param_help(name: str) -> str:

@@ -1,6 +1,6 @@
-"""Indexes derived from one graph snapshot (BM25 over its texts, how specific each title is, how
-the corpus writes its words, its documents), each built on first use and kept with the snapshot: a
-new snapshot gets new ones."""
+"""Indexes derived from one graph snapshot (BM25 over its texts, how specific each title is, the
+link edges the walk may take, how the corpus writes its words, its documents), each built on first
+use and kept with the snapshot: a new snapshot gets new ones."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from cuerag.casing import CorpusCasing
 from cuerag.catalog import DocumentTable, catalog
 from cuerag.graph import Graph
 from cuerag.lexical import LexicalIndex
+from cuerag.link_edges import LinkEdges
 from cuerag.links import TitleSpecificity
 
 
@@ -19,6 +20,7 @@ class SnapshotIndexes:
         self._lock = threading.Lock()
         self._lexical: LexicalIndex | None = None
         self._specificity: TitleSpecificity | None = None
+        self._link_edges: LinkEdges | None = None
         self._casing: CorpusCasing | None = None
         self._documents: DocumentTable | None = None
 
@@ -34,6 +36,12 @@ class SnapshotIndexes:
                 g = self.graph
                 self._specificity = TitleSpecificity(g.title_index, g.chunk_texts, g.chunk_docs)
             return self._specificity
+
+    def link_edges(self) -> LinkEdges:
+        with self._lock:
+            if self._link_edges is None:
+                self._link_edges = LinkEdges(self.graph, self.title_specificity)
+            return self._link_edges
 
     def casing(self) -> CorpusCasing:
         with self._lock:

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from cuerag.answering import AnswerResult
 from cuerag.graph import Graph
+from cuerag.results import HopKind
 from cuerag.retrieval import ChunkHit, PathTrace, RetrievalResult
 
 ReasonKind = Literal[
@@ -29,11 +30,26 @@ _BASELINE_REASONS = {
 
 
 class PathStep(BaseModel):
-    """One hop of a kept path: the entity it came through and the statement it reached."""
+    """One hop of a kept path: what it came through (an entity, or a hyperlink or title mention
+    leading to the titled document) and the statement it reached."""
 
     via: str
     unit: str
     title: str  # the title of the passage that holds the statement
+    kind: HopKind = "entity"
+
+    @property
+    def label(self) -> str:
+        return hop_label(self.kind, self.via)
+
+
+def hop_label(kind: HopKind, via: str) -> str:
+    """A hop as a reader reads it: the entity's name, or the link edge and where it led."""
+    if kind == "hyperlink":
+        return f"hyperlink to {_quoted(via)}"
+    if kind == "title":
+        return f"title {_quoted(via)} named"
+    return via
 
 
 class HitReason(BaseModel):
@@ -87,6 +103,11 @@ def _quoted(title: str) -> str:
     return f"“{title}”" if title else "an untitled passage"
 
 
+def _kinds(path: PathTrace) -> list[HopKind]:
+    """Each step's kind; a trace from before link hops has entity hops only."""
+    return path.via_kinds or ["entity"] * len(path.via_entities)
+
+
 def explain_hit(
     hit: ChunkHit, result: RetrievalResult | AnswerResult, titles: GraphTitles, *, name_path: bool = True
 ) -> HitReason:
@@ -96,14 +117,16 @@ def explain_hit(
     path = best_path(hit, result)
     steps = (
         [
-            PathStep(via=via, unit=text, title=titles.unit(uid))
-            for via, text, uid in zip(path.via_entities, path.unit_texts, path.unit_ids, strict=True)
+            PathStep(via=via, unit=text, title=titles.unit(uid), kind=kind)
+            for via, text, uid, kind in zip(
+                path.via_entities, path.unit_texts, path.unit_ids, _kinds(path), strict=True
+            )
         ]
         if path is not None
         else []
     )
     score = path.score if path is not None else None
-    through = f" through {' → '.join(s.via for s in steps)}" if name_path else ""
+    through = f" through {' → '.join(s.label for s in steps)}" if name_path else ""
     walked = f"the graph walk reached it{through} (path score {score:.3f})" if path is not None else ""
     if hit.source != "graph":
         if result.method == "qiter":

@@ -1,6 +1,11 @@
 """Q-Iter (the paper's Algorithms 3 and 4) built on the retriever's primitives: anchoring, the beam
 search over entity → unit → entity hops, and the final rerank of the chunks the walk reached.
 
+Besides entities, the beam hops along link edges (`cuerag.link_edges`, with `link_hops` on): from a
+path's last unit to the units of a document its sentence hyperlinks or names by title, and at the
+first hop from the question to the documents it names. Such a hop is chosen and scored as an
+entity hop is, so title and link evidence competes inside the walk rather than after it.
+
 Each stage's time is kept in the trace (`stage_ms`), so an evaluation can say where it goes.
 """
 
@@ -15,6 +20,7 @@ import numpy as np
 
 from cuerag.config import QIterParams
 from cuerag.lexical import LexicalFusion, LexicalScores, lexical_share
+from cuerag.link_edges import LinkTarget
 from cuerag.link_scoring import TitleEvidence
 from cuerag.results import (
     Anchor,
@@ -61,7 +67,7 @@ class _Clock:
 @dataclass(frozen=True)
 class _Path:
     order: tuple[int, ...]  # units in the order reached
-    via: tuple[int, ...]  # entity each step came through
+    via: tuple[int | LinkTarget, ...]  # entity (its position) or link edge each step came through
     vector: np.ndarray  # the path's query vector, after the updates
     anchors: tuple[int, ...]  # entities to expand next
 
@@ -185,7 +191,8 @@ class _QIterRun:
 
     def _beam_search(self, qvec: np.ndarray, start: tuple[int, ...]) -> tuple[list[DepthTrace], dict[int, float]]:
         """D hops: from each kept path's anchors, the top-K unused adjacent units by cosine with the
-        path's vector; the path's vector loses each chosen unit's vector; the M best unit sets by
+        path's vector (and with `link_hops`, the top-K units its last unit's link edges lead to);
+        the path's vector loses each chosen unit's vector; the M best unit sets by
         reranker score are kept. Returns the trace and each collected unit's best path score."""
         g, params = self.graph, self.params
         beam = [_Path(order=(), via=(), vector=qvec, anchors=start)]
@@ -210,6 +217,14 @@ class _QIterRun:
                             anchors=tuple(g.unit_entities[unit]),
                         )
                         candidates.setdefault(new.key, new)  # one path per unit set
+                for unit, target in self._link_hops(path) if params.link_hops else ():
+                    new = _Path(
+                        order=(*path.order, unit),
+                        via=(*path.via, target),
+                        vector=path.vector - g.unit_vectors[unit] if params.query_update else path.vector,
+                        anchors=tuple(g.unit_entities[unit]),
+                    )
+                    candidates.setdefault(new.key, new)
             if not candidates:
                 break
             paths = list(candidates.values())
@@ -224,6 +239,37 @@ class _QIterRun:
                 DepthTrace(depth=depth, candidates=len(paths), paths=[self._path_trace(p, s) for p, s in kept])
             )
         return depths, collected
+
+    def _link_hops(self, path: _Path) -> list[tuple[int, LinkTarget]]:
+        """The top-K unused units of the documents the path's last unit links to or names (the
+        question's named documents for the empty path), taken together as one more anchor's
+        adjacent units: by cosine with the path's vector, fused with the lexical scores as entity
+        hops are, each multiplied by its link's weight (a title's specificity)."""
+        edges = self.r.derived.link_edges()
+        weigh = self.params.title_specificity
+        if path.order:
+            targets = edges.from_unit(path.order[-1], weigh_titles=weigh)
+        else:
+            targets = edges.from_query(self.query, weigh_titles=weigh)
+        via: dict[int, LinkTarget] = {}
+        for target in targets:
+            for c in target.chunks:
+                for u in self.graph.chunk_units[c]:
+                    if u not in via or target.weight > via[u].weight:
+                        via[u] = target
+        if not via:
+            return []
+        units = list(via)
+        ranked = self.r.top_units(
+            units,
+            path.vector,
+            self.params.k,
+            path.key,
+            lexical=None if self.lexical is None else self.lexical.units,
+            lexical_weight=self.lexical_weight,
+            weights=[via[u].weight for u in units],
+        )
+        return [(u, via[u]) for u, _ in ranked]
 
     def _final_rerank(
         self, qvec: np.ndarray, collected: dict[int, float]
@@ -293,7 +339,8 @@ class _QIterRun:
         return PathTrace(
             unit_ids=[g.unit_ids[u] for u in path.order],
             unit_texts=[g.unit_texts[u] for u in path.order],
-            via_entities=[g.entity_names[e] for e in path.via],
+            via_entities=[hop.title if isinstance(hop, LinkTarget) else g.entity_names[hop] for hop in path.via],
+            via_kinds=[hop.kind if isinstance(hop, LinkTarget) else "entity" for hop in path.via],
             next_anchors=[g.entity_names[e] for e in path.anchors],
             score=round(float(score), 6),
         )

@@ -64,13 +64,18 @@ class EntityExpansion(BaseModel):
     degree: int  # how many units mention the entity in all
 
 
+HopKind = Literal["entity", "hyperlink", "title"]
+
+
 class PathTrace(BaseModel):
-    """One kept path: its units in the order they were reached, the entity each step came
-    through, the entities the last unit offers as next anchors, and the reranker's score."""
+    """One kept path: its units in the order they were reached, what each step came through (an
+    entity's name, or the title of the document a hyperlink or a title mention led to, as
+    `via_kinds` says), the entities the last unit offers as next anchors, and the reranker's score."""
 
     unit_ids: list[str]
     unit_texts: list[str]
     via_entities: list[str]
+    via_kinds: list[HopKind] = []  # per step: an entity hop, or a link edge (see cuerag.link_edges)
     next_anchors: list[str]
     score: float
 

@@ -234,13 +234,32 @@ class Retriever:
     ) -> list[tuple[int, float]]:
         """An entity's top-k adjacent units not in `exclude`, by cosine with `vector`, fused with
         the units' `lexical` scores when a weight is given."""
-        adjacent = [u for u in self.graph.entity_units[entity] if u not in exclude and self.unit_allowed(u)]
-        if not adjacent:
+        units = self.graph.entity_units[entity]
+        return self.top_units(units, vector, k, exclude, lexical=lexical, lexical_weight=lexical_weight)
+
+    def top_units(
+        self,
+        units: Sequence[int],
+        vector: np.ndarray,
+        k: int,
+        exclude: set[int] | frozenset[int] = frozenset(),
+        *,
+        lexical: np.ndarray | None = None,
+        lexical_weight: float = 0.0,
+        weights: Sequence[float] | None = None,
+    ) -> list[tuple[int, float]]:
+        """The top-k of `units` not in `exclude`, by cosine with `vector` fused with their `lexical`
+        scores when a weight is given, each multiplied by its weight in `weights` if given."""
+        kept = [i for i, u in enumerate(units) if u not in exclude and self.unit_allowed(u)]
+        if not kept:
             return []
+        adjacent = [units[i] for i in kept]
         norm = float(np.linalg.norm(vector)) or 1.0
         sims = self.graph.unit_vectors[adjacent] @ vector / norm
         if lexical is not None and lexical_weight > 0:
             sims = (1 - lexical_weight) * sims + lexical_weight * lexical[adjacent]
+        if weights is not None:
+            sims = sims * np.asarray([weights[i] for i in kept], dtype=np.float32)
         top = np.argsort(-sims, kind="stable")[:k]
         return [(adjacent[i], float(sims[i])) for i in top]
 

@@ -256,7 +256,14 @@ def test_without_knowledge_anchoring_no_unit_anchors(sample_engine: CueRag) -> N
 
 
 def test_without_any_anchoring_only_the_titles_the_question_names_are_reached(sample_engine: CueRag) -> None:
-    result = qiter(sample_engine, knowledge_anchoring=False, spreading_activation=False, top_n=3)
+    # With link hops on, the named titles are where the walk starts (tests/test_link_hops.py); off,
+    # the final rerank alone adds them.
+    walked = qiter(sample_engine, knowledge_anchoring=False, spreading_activation=False, top_n=3)
+    assert walked.trace is not None and walked.trace.anchors == [] and walked.trace.depths
+    first = walked.trace.depths[0].paths
+    assert first and all(p.via_kinds == ["title"] for p in first)
+    assert {p.via_entities[0] for p in first} <= {"1979-80 European Cup", "FA Cup"}
+    result = qiter(sample_engine, knowledge_anchoring=False, spreading_activation=False, top_n=3, link_hops=False)
     trace = result.trace
     assert trace is not None
     assert (trace.anchors, trace.depths, trace.collected_units, trace.candidate_chunks) == ([], [], 0, 2)
@@ -267,7 +274,9 @@ def test_without_any_anchoring_only_the_titles_the_question_names_are_reached(sa
 
 
 def test_without_any_anchoring_there_is_no_walk(sample_engine: CueRag) -> None:
-    filled = qiter(sample_engine, knowledge_anchoring=False, spreading_activation=False, query_titles=False)
+    filled = qiter(
+        sample_engine, knowledge_anchoring=False, spreading_activation=False, query_titles=False, link_hops=False
+    )
     trace = filled.trace
     assert trace is not None
     assert (trace.anchors, trace.depths, trace.collected_units, trace.candidate_chunks) == ([], [], 0, 0)
@@ -276,7 +285,12 @@ def test_without_any_anchoring_there_is_no_walk(sample_engine: CueRag) -> None:
     assert [h.chunk_id for h in filled.chunks] == [h.chunk_id for h in dense.chunks]
 
     empty = qiter(
-        sample_engine, knowledge_anchoring=False, spreading_activation=False, query_titles=False, fill_with_dense=False
+        sample_engine,
+        knowledge_anchoring=False,
+        spreading_activation=False,
+        query_titles=False,
+        fill_with_dense=False,
+        link_hops=False,
     )
     assert empty.chunks == []
 

@@ -43,7 +43,8 @@ class _Lean(BaseModel):
 
 
 class CompactStep(_Lean):
-    """A hop of the best path: the entity it came through and the statement it reached, given as
+    """A hop of the best path: what it came through (an entity's name, or a link edge: "hyperlink
+    to “T”", "title “T” named") and the statement it reached, given as
     the rank of the returned passage that holds it (`passage`) or, when none does, as its text
     (cut) and its passage's title."""
 
@@ -125,8 +126,8 @@ def _compact_step(step: PathStep, hits: list[ChunkHit]) -> CompactStep:
     """A step pointing to the returned passage that holds its statement, or its statement, cut."""
     held = next((r for r, h in enumerate(hits, start=1) if h.title == step.title and step.unit in h.text), None)
     if held is not None:
-        return CompactStep(via=step.via, passage=held)
-    return CompactStep(via=step.via, unit=_cut(step.unit, _STEP_CHARS), title=step.title)
+        return CompactStep(via=step.label, passage=held)
+    return CompactStep(via=step.label, unit=_cut(step.unit, _STEP_CHARS), title=step.title)
 
 
 def _compact_citation(citation: Citation | None) -> CompactCitation | None:
