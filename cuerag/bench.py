@@ -104,6 +104,7 @@ def run_bench(
             "backend": report.embedder_backend,
             "precision": report.embedder_precision,
             "reason": report.embedder_precision_reason,
+            "chunk_vectors": report.chunk_vectors,
         },
     }
 

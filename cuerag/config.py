@@ -96,6 +96,13 @@ class Settings(BaseSettings):
         "onnx: float32 or int8 (dynamic quantization of the weights); 'auto' is int8.",
     )
 
+    chunk_vectors: Literal["embedded", "derived"] = Field(
+        default="embedded",
+        description="How a chunk's vector is made: 'embedded' runs its text through the embedder; 'derived' "
+        "sums the token vectors of its units (computed anyway) and of its title and heading path, so the "
+        "chunk is never embedded whole (mean-pooling embedders only; the others embed). Recall and time of "
+        "each: README, 'Embedder speed and precision'. Fixed per corpus.",
+    )
     chunk_tokens: int = Field(default=1200, ge=16, le=100_000, description="Chunk size in cl100k_base tokens.")
     chunk_overlap: int = Field(default=100, ge=0, description="Tokens shared by consecutive chunks.")
     title_entities: bool = Field(

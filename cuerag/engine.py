@@ -60,7 +60,9 @@ from cuerag.index import (
     IndexReport,
     Progress,
     ShouldStop,
+    chunk_vectors_mode,
     index_shape,
+    stored_chunk_vectors_mode,
     stored_vectors_stamp,
     vectors_stamp,
 )
@@ -282,6 +284,18 @@ class CueRag:
             self._warned_vectors.add(corpus)
         log.warning("corpus %r holds vectors made by %s, queries are embedded by %s; %s", corpus, stored, current, fix)
 
+    def _check_chunk_vectors(self, corpus: str, graph: Graph) -> None:
+        """Chunk vectors of one corpus are made one way (`chunk_vectors`): embedded and derived
+        ones score alike only roughly, so indexing into a corpus made the other way is refused.
+        Queries are embedded the same way under both, so querying is not affected."""
+        stored = stored_chunk_vectors_mode(graph)
+        current = chunk_vectors_mode(self.settings, self.models)
+        if stored is not None and stored != current:
+            raise StoreError(
+                f"corpus {corpus!r} holds chunk vectors made {stored}, this engine makes them {current}; "
+                f"set CUERAG_CHUNK_VECTORS={stored} as when it was built, or index it into a new corpus"
+            )
+
     # -- indexing --
 
     def _writer(self, corpus: str) -> _WriterGuard:
@@ -329,6 +343,7 @@ class CueRag:
         graph = self.graph(corpus)
         if not created:
             self._check_vectors(corpus, graph, indexing=True)
+            self._check_chunk_vectors(corpus, graph)
         indexer = Indexer(
             settings=self.settings,
             models=self.models,

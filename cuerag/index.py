@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
+from cuerag.chunk_vectors import DERIVED, EMBEDDED, derive_chunk_vectors, stacked
 from cuerag.chunking import chunk_document
 from cuerag.citations import citation_payload
 from cuerag.config import Settings
@@ -36,7 +37,7 @@ from cuerag.folders import FileOutcome
 from cuerag.graph import CHUNKS, ENTITIES, UNITS, Graph, collection_name
 from cuerag.ids import chunk_point_id, doc_version_id, entity_point_id, unit_point_id
 from cuerag.llm import LLM, LLMUsage, require_llm
-from cuerag.models import Models
+from cuerag.models import Models, Pooled, PoolingEmbedder, mean_pooling
 from cuerag.selection import bleu_values, cosine_values, random_values, select_chunks
 from cuerag.store.base import StoredPoint, VectorStore
 from cuerag.text import TextChunk, TextTools
@@ -106,6 +107,7 @@ class IndexReport(BaseModel):
     embedder_backend: str = ""
     embedder_precision: str = ""
     embedder_precision_reason: str = ""
+    chunk_vectors: str = ""  # embedded or derived (cuerag.chunk_vectors)
     skipped: list[FileOutcome] = []  # files whose content hash is unchanged: not read
     failed: list[FileOutcome] = []  # files that could not be read, with the reason; the rest went on
 
@@ -127,6 +129,9 @@ class _Plan:
 
     chunks: list[StoredPoint] = field(default_factory=list)
     chunk_texts: list[str] = field(default_factory=list)
+    # What a derived chunk vector is made of (cuerag.chunk_vectors), per new chunk: its head and
+    # its sentences in order, or None for a chunk whose units came from the LLM (embedded whole).
+    chunk_parts: list[tuple[str, list[str]] | None] = field(default_factory=list)
     unit_texts: dict[str, str] = field(default_factory=dict)  # id -> text, new units only
     unit_entities: dict[str, list[str]] = field(default_factory=dict)
     entities: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (name, label), new only
@@ -188,6 +193,7 @@ class Indexer:
             embedder_backend=run.backend,
             embedder_precision=run.precision,
             embedder_precision_reason=run.reason,
+            chunk_vectors=chunk_vectors_mode(self._settings, self._models),
         )
         started = time.perf_counter()
 
@@ -221,8 +227,12 @@ class Indexer:
             tick = functools.partial(recognition.report, progress)
             try:
                 with _timed(report, "embed"):
-                    unit_vecs = self._embed("embed units", list(plan.unit_texts.values()), progress, tick)
-                    chunk_vecs = self._embed("embed chunks", plan.chunk_texts, progress, tick)
+                    pooler = self._deriving()
+                    if pooler is None:
+                        unit_vecs = self._embed("embed units", list(plan.unit_texts.values()), progress, tick)
+                        chunk_vecs = self._embed("embed chunks", plan.chunk_texts, progress, tick)
+                    else:
+                        unit_vecs, chunk_vecs = self._derived(pooler, plan, graph, progress, tick)
                 with _timed(report, "ner_wait"):
                     while not _finished(running):
                         self._checkpoint("during entity recognition")
@@ -265,6 +275,7 @@ class Indexer:
                 "extraction": "llm" if cid in llm_units else "sentences",
                 "embedder": self._models.embedder.name,
                 "vectors": self._models.embedder_run.vectors,
+                "chunk_vectors": chunk_vectors_mode(self._settings, self._models),
                 **pending.provenance.get(pending.doc_of[cid], {}),
                 **self._version_payload(plan, pending.doc_of[cid]),
                 **citation_payload(piece.place, pending.source_of.get(cid)),
@@ -278,6 +289,7 @@ class Indexer:
                     plan.entities.setdefault(eid, (piece.title, "TITLE"))
             plan.chunks.append(StoredPoint(id=cid, payload=payload))
             plan.chunk_texts.append(piece.full_text)
+            plan.chunk_parts.append(None if cid in llm_units else (piece.head, unit_texts))
         report.chunks_added = len(plan.chunks)
         report.chunks_removed = len(plan.stale_chunks)
         report.units_added = len(plan.unit_texts)
@@ -394,16 +406,72 @@ class Indexer:
         progress while this thread embeds)."""
         embedder = self._models.embedder
         out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
-        # Texts of similar length share a batch, so little time goes into padding.
+        for rows in self._slices(stage, texts, progress, between):
+            out[rows] = embedder.encode([texts[i] for i in rows], batch_size=self._settings.embed_batch_size)
+        return out
+
+    def _pooled(
+        self,
+        pooler: PoolingEmbedder,
+        stage: str,
+        texts: list[str],
+        progress: Progress,
+        between: Callable[[], None] | None = None,
+    ) -> Pooled:
+        """The token sums and counts of `texts` (`_embed` for a derivation's parts)."""
+        sums = np.zeros((len(texts), pooler.dim), dtype=np.float32)
+        counts = np.zeros(len(texts), dtype=np.float32)
+        for rows in self._slices(stage, texts, progress, between):
+            part = pooler.pooled([texts[i] for i in rows], batch_size=self._settings.embed_batch_size)
+            sums[rows], counts[rows] = part.sums, part.counts
+        return Pooled(sums, counts)
+
+    def _slices(
+        self, stage: str, texts: list[str], progress: Progress, between: Callable[[], None] | None
+    ) -> Iterator[list[int]]:
+        """The rows of `texts` in slices to embed, with a stop check before and progress after
+        each. Texts of similar length share a batch, so little time goes into padding."""
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(texts), _EMBED_SLICE):
             self._checkpoint(f"while embedding ({stage})")
-            rows = order[start : start + _EMBED_SLICE]
-            out[rows] = embedder.encode([texts[i] for i in rows], batch_size=self._settings.embed_batch_size)
+            yield order[start : start + _EMBED_SLICE]
             progress(stage, min(start + _EMBED_SLICE, len(texts)), len(texts))
             if between is not None:
                 between()
-        return out
+
+    def _deriving(self) -> PoolingEmbedder | None:
+        """The embedder to derive chunk vectors with, or None when chunks are embedded whole."""
+        if chunk_vectors_mode(self._settings, self._models) != DERIVED:
+            return None
+        return mean_pooling(self._models.embedder)
+
+    def _derived(
+        self, pooler: PoolingEmbedder, plan: _Plan, graph: Graph, progress: Progress, between: Callable[[], None]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Unit vectors, and chunk vectors derived from them (cuerag.chunk_vectors): the new units'
+        token sums come with their vectors; the units already stored that a new chunk holds and the
+        chunks' heads are pooled here (short texts); a chunk whose units came from the LLM is
+        embedded whole."""
+        new = list(plan.unit_texts.items())
+        units = self._pooled(pooler, "embed units", [t for _, t in new], progress, between)
+        row = {uid: n for n, (uid, _) in enumerate(new)}
+        extra: dict[str, str] = {}  # units stored before, and heads: pooled below, rows after the new units'
+        for parts in plan.chunk_parts:
+            if parts is None:
+                continue
+            head, sentences = parts
+            for key, text in ((f"head:{head}", head), *((unit_point_id(s), s) for s in sentences)):
+                if text and key not in row and key not in extra:
+                    extra[key] = text
+        row.update({key: len(new) + n for n, key in enumerate(extra)})
+        pooled = stacked(units, self._pooled(pooler, "embed chunk parts", list(extra.values()), progress, between))
+        rows = [[] if parts is None else _part_rows(parts, row) for parts in plan.chunk_parts]
+        # Within the model's window, as an embedded chunk is cut there: the same text counts.
+        chunk_vecs = derive_chunk_vectors(rows, pooled, max_tokens=pooler.max_tokens)
+        whole = [n for n, parts in enumerate(plan.chunk_parts) if parts is None]
+        if whole:
+            chunk_vecs[whole] = self._embed("embed chunks", [plan.chunk_texts[n] for n in whole], progress, between)
+        return units.vectors, chunk_vecs
 
     def _write(
         self,
@@ -474,6 +542,27 @@ def _listed(ids: list[str], doc_id: str) -> None:
 def vectors_stamp(models: Models) -> str:
     """How this engine's vectors are made, as stored on every chunk (`embedder`, `vectors`)."""
     return f"{models.embedder.name} ({models.embedder_run.vectors})"
+
+
+def _part_rows(parts: tuple[str, list[str]], row: dict[str, int]) -> list[int]:
+    """The pooled rows of a chunk's head (when it has one) and of its sentences, in order."""
+    head, sentences = parts
+    return ([row[f"head:{head}"]] if head else []) + [row[unit_point_id(s)] for s in sentences]
+
+
+def chunk_vectors_mode(settings: Settings, models: Models) -> str:
+    """How this engine makes chunk vectors: derived where asked and the embedder pools by mean."""
+    if settings.chunk_vectors == DERIVED and mean_pooling(models.embedder) is not None:
+        return DERIVED
+    return EMBEDDED
+
+
+def stored_chunk_vectors_mode(graph: Graph) -> str | None:
+    """How a corpus's chunk vectors were made, from any of its chunks (None when it has none).
+    Chunks stored before the setting existed were embedded."""
+    if graph.points is None or not graph.points.chunks:
+        return None
+    return str(next(iter(graph.points.chunks.values())).payload.get("chunk_vectors", EMBEDDED))
 
 
 def stored_vectors_stamp(graph: Graph, models: Models) -> str:

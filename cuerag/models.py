@@ -44,6 +44,56 @@ class Embedder(Protocol):
     def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> Vectors: ...
 
 
+@dataclass(frozen=True)
+class Pooled:
+    """Texts as a mean-pooling embedder sees them before it divides and normalises: each text's
+    last-layer token vectors summed, and how many tokens there were (special tokens included, as
+    the mean counts them). `vectors` are what `encode` returns for the same texts."""
+
+    sums: np.ndarray  # float32, shape (n, dim)
+    counts: np.ndarray  # float32, shape (n,)
+
+    @property
+    def vectors(self) -> Vectors:
+        return normalise(self.sums)
+
+
+class PoolingEmbedder(Embedder, Protocol):
+    """An embedder whose vector is the mean of its token vectors, which can give them summed."""
+
+    max_tokens: int  # texts are cut to this many tokens, special ones included
+
+    def pooled(self, texts: Sequence[str], *, batch_size: int = 64) -> Pooled: ...
+
+
+def mean_pooling(embedder: Embedder) -> PoolingEmbedder | None:
+    """The embedder as a `PoolingEmbedder`, or None when it does not pool by mean."""
+    if getattr(embedder, "pooling", None) == "mean" and hasattr(embedder, "pooled"):
+        return embedder  # type: ignore[return-value]
+    return None
+
+
+def pooling_mode(st: Any) -> str | None:
+    """The pooling of a sentence-transformers model that is the plain pipeline Transformer,
+    Pooling (mean or CLS), optionally Normalize; None for any other. Checked by class name:
+    sentence-transformers has moved these classes between modules across versions."""
+    kinds = [type(m).__name__ for m in st]
+    if kinds[:2] != ["Transformer", "Pooling"] or kinds[2:] not in ([], ["Normalize"]):
+        return None
+    config = st[1].get_config_dict()
+    mode = config.get("pooling_mode")
+    if mode is None:  # sentence-transformers before 6: one boolean per mode
+        flags = {
+            m: config.get(f"pooling_mode_{m}_token" if m == "cls" else f"pooling_mode_{m}_tokens")
+            for m in ("cls", "mean")
+        }
+        on = [m for m, v in flags.items() if v]
+        mode = on[0] if len(on) == 1 else None
+    if isinstance(mode, list | tuple) and len(mode) == 1:
+        mode = mode[0]
+    return str(mode) if mode in ("mean", "cls") else None
+
+
 class TextReranker(Protocol):
     """Relevance of passages to a query: higher is more relevant."""
 
@@ -60,7 +110,7 @@ class EntityRecognizer(Protocol):
     def extract(self, texts: Sequence[str]) -> list[list[tuple[str, str]]]: ...
 
 
-def _normalise(vectors: np.ndarray) -> Vectors:
+def normalise(vectors: np.ndarray) -> Vectors:
     vectors = np.asarray(vectors, dtype=np.float32)
     if vectors.ndim == 1:
         vectors = vectors[None, :]
@@ -104,9 +154,30 @@ class SentenceTransformerEmbedder:
         model = self._model
         flattens = getattr(model, "_can_flatten_inputs", lambda: True)()
         self._plain = model.default_prompt_name is None and model.truncate_dim is None and not flattens
+        self.pooling = pooling_mode(self._model)
+        self.max_tokens = int(self._model.max_seq_length or 512)
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> Vectors:
         return self.encode_in(self.precision, texts, batch_size=batch_size)
+
+    def pooled(self, texts: Sequence[str], *, batch_size: int = 64) -> Pooled:
+        """Token vectors summed per text (a mean-pooling model only): one pass gives the texts'
+        vectors (`Pooled.vectors`) and what chunk vectors are derived from (cuerag.chunk_vectors)."""
+        if self.pooling != "mean":
+            raise ValueError(f"embedder {self.name!r} does not pool by mean")
+        if not texts:
+            return Pooled(np.zeros((0, self.dim), dtype=np.float32), np.zeros(0, dtype=np.float32))
+        import torch
+
+        bf16 = self.precision == "bfloat16"
+        with self._lock, torch.autocast(self._device_type, dtype=torch.bfloat16, enabled=bf16):
+            # Each text's token vectors, cut at its last real token (the library drops the padding).
+            tokens = self._model.encode(
+                list(texts), batch_size=batch_size, output_value="token_embeddings", show_progress_bar=False
+            )
+        sums = torch.stack([t.float().sum(dim=0) for t in tokens]).cpu().numpy()
+        counts = np.array([len(t) for t in tokens], dtype=np.float32)
+        return Pooled(sums.astype(np.float32), counts)
 
     def encode_in(self, precision: Precision, texts: Sequence[str], *, batch_size: int = 64) -> Vectors:
         """Encode in the given precision (the calibration times both on the same model)."""
@@ -128,7 +199,7 @@ class SentenceTransformerEmbedder:
                     convert_to_tensor=True,
                     show_progress_bar=False,
                 )
-        return _normalise(vectors.float().cpu().numpy())
+        return normalise(vectors.float().cpu().numpy())
 
     def _one_batch(self, texts: list[str]) -> Any:
         """What `encode` computes for texts that fit one batch (a query, its entity mentions), less
@@ -166,7 +237,7 @@ class FlagEmbedder:
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> Vectors:
         out = self._model.encode(list(texts), batch_size=batch_size, return_dense=True)
-        return _normalise(out["dense_vecs"])
+        return normalise(out["dense_vecs"])
 
 
 class EmbedderReranker:

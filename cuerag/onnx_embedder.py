@@ -16,13 +16,14 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
 from cuerag.errors import ModelLoadError
+from cuerag.models import Pooled, normalise, pooling_mode
 
 log = logging.getLogger(__name__)
 
@@ -135,8 +136,8 @@ class OnnxEmbedder:
             raise ModelLoadError(f"embedder {name!r} does not report its embedding dimension")
         self.dim = int(dim)
         self._tokenizer = transformer.tokenizer
-        self._max_tokens = int(st.max_seq_length or 512)
-        self._cls = pooling == "cls"
+        self.max_tokens = int(st.max_seq_length or 512)
+        self.pooling = pooling
         source = Path(model_path)
         stamp = _fingerprint(source if source.is_dir() else None, model_path, torch.__version__, ort.__version__)
         safe_name = re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:60]
@@ -172,49 +173,44 @@ class OnnxEmbedder:
         self._inputs = {i.name for i in self._session.get_inputs()}
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        if self.pooling == "mean":
+            return self.pooled(texts, batch_size=batch_size).vectors
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        # Batches of similar length, so that little of each is padding.
+        for rows, hidden, _ in self._batches(texts, batch_size):
+            out[rows] = hidden[:, 0]  # CLS pooling
+        return normalise(out)
+
+    def pooled(self, texts: Sequence[str], *, batch_size: int = 64) -> Pooled:
+        """Token vectors summed per text, and their counts (mean pooling before the division)."""
+        sums = np.zeros((len(texts), self.dim), dtype=np.float32)
+        counts = np.zeros(len(texts), dtype=np.float32)
+        for rows, hidden, mask in self._batches(texts, batch_size):
+            sums[rows] = (hidden * mask[..., None]).sum(axis=1)
+            counts[rows] = mask.sum(axis=1)
+        return Pooled(sums, counts)
+
+    def _batches(self, texts: Sequence[str], batch_size: int) -> Iterator[tuple[list[int], np.ndarray, np.ndarray]]:
+        """(rows, last hidden states, attention mask) per batch, batches of similar length so
+        that little of each is padding."""
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(texts), batch_size):
             rows = order[start : start + batch_size]
-            out[rows] = self._batch([texts[i] for i in rows])
-        return out
-
-    def _batch(self, texts: list[str]) -> np.ndarray:
-        enc = self._tokenizer(texts, padding=True, truncation=True, max_length=self._max_tokens, return_tensors="np")
-        feeds = {n: enc[n].astype(np.int64) for n in _INPUTS if n in self._inputs}
-        (hidden,) = self._session.run(["last_hidden_state"], feeds)
-        if self._cls:
-            pooled = hidden[:, 0]
-        else:
-            mask = enc["attention_mask"][..., None].astype(np.float32)
-            pooled = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+            enc = self._tokenizer(
+                [texts[i] for i in rows], padding=True, truncation=True, max_length=self.max_tokens, return_tensors="np"
+            )
+            feeds = {n: enc[n].astype(np.int64) for n in _INPUTS if n in self._inputs}
+            (hidden,) = self._session.run(["last_hidden_state"], feeds)
+            yield rows, hidden, enc["attention_mask"].astype(np.float32)
 
 
 def _modules(name: str, st: Any) -> tuple[Any, str]:
     """The model's transformer module and pooling mode, refused unless the pipeline is the plain
-    one this class reproduces: Transformer, Pooling (mean or CLS), optionally Normalize. Checked by
-    class name: sentence-transformers has moved these classes between modules across versions."""
-    kinds = [type(m).__name__ for m in st]
-    mode: object = None
-    if kinds[:2] == ["Transformer", "Pooling"] and kinds[2:] in ([], ["Normalize"]):
-        config = st[1].get_config_dict()
-        mode = config.get("pooling_mode")
-        if mode is None:  # sentence-transformers before 6: one boolean per mode
-            flags = {
-                m: config.get(f"pooling_mode_{m}_token" if m == "cls" else f"pooling_mode_{m}_tokens")
-                for m in ("cls", "mean")
-            }
-            on = [m for m, v in flags.items() if v]
-            mode = on[0] if len(on) == 1 else None
-        if isinstance(mode, list | tuple) and len(mode) == 1:
-            mode = mode[0]
-    if mode not in ("mean", "cls"):
+    one this class reproduces (`pooling_mode`)."""
+    mode = pooling_mode(st)
+    if mode is None:
         raise ModelLoadError(
             f"embedder {name!r} is not a plain Transformer + mean/CLS Pooling model; "
             "use the torch backend for it (CUERAG_EMBEDDER_BACKEND=torch)"
         )
     # The vectors are L2-normalised whether or not the model ends in Normalize (the Embedder contract).
-    return st[0], str(mode)
+    return st[0], mode

@@ -29,10 +29,15 @@ def _cl100k() -> tiktoken.Encoding:
         return tiktoken.get_encoding("cl100k_base")
 
 
+def heading_lines(title: str, section: str = "") -> str:
+    """What `titled` puts before a chunk's text: its title, then its section's heading path."""
+    return "\n".join(h for h in (title, section) if h)
+
+
 def titled(title: str, text: str, section: str = "") -> str:
     """A chunk's text with its title on the first line and its section's heading path on the next
     (when it has one): the one form chunks are embedded in."""
-    head = "\n".join(h for h in (title, section) if h)
+    head = heading_lines(title, section)
     return f"{head}\n{text}" if head else text
 
 
@@ -50,6 +55,11 @@ class TextChunk:
     def full_text(self) -> str:
         """Title, heading path and text together: what is embedded and shown."""
         return titled(self.title, self.text, self.place.heading if self.place is not None else "")
+
+    @property
+    def head(self) -> str:
+        """The title and heading path `full_text` starts with ("" when it has neither)."""
+        return heading_lines(self.title, self.place.heading if self.place is not None else "")
 
     @property
     def unit_text(self) -> str:
