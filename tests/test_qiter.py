@@ -619,3 +619,35 @@ def test_the_embedders_single_batch_gives_the_same_ranking_and_trace(
     monkeypatch.setattr(embedder, "_plain", False)  # every call through sentence-transformers' encode
     assert run() == shortcut
     assert np.array_equal(embedder.encode(texts), fast)
+
+
+def test_a_single_batch_runs_torch_on_one_thread_and_restores_the_count(
+    sample_engine: CueRag, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A query's encode is too small to split across cores (splitting made it slower, README
+    *Threads*): the forward pass runs on one thread and the count set before comes back after;
+    a bulk encode keeps it."""
+    import torch
+
+    from cuerag.models import SentenceTransformerEmbedder
+
+    embedder = sample_engine.models.embedder
+    assert isinstance(embedder, SentenceTransformerEmbedder)
+    model = embedder._model
+    seen: list[int] = []
+    forward = model.forward
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.append(torch.get_num_threads())
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(model, "forward", spy)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        embedder.encode(["Who managed Nottingham Forest?", "Brian Clough"], batch_size=64)
+        assert seen == [1] and torch.get_num_threads() == 2
+        embedder.encode(["one", "two", "three"], batch_size=2)  # more than a batch: every core
+        assert seen[1:] == [2, 2]
+    finally:
+        torch.set_num_threads(before)
