@@ -46,21 +46,25 @@ def test_a_bulk_index_encode_keeps_every_core_whatever_the_batch_size(
     embedder = models.embedder
     assert isinstance(embedder, SentenceTransformerEmbedder)
     model = embedder._model
-    seen: list[int] = []
+    seen: list[tuple[int, int]] = []  # (tokens in the forward pass, torch threads)
     forward = model.forward
 
-    def spy(*args: object, **kwargs: object) -> object:
-        seen.append(torch.get_num_threads())
-        return forward(*args, **kwargs)
+    def spy(features: dict, *args: object, **kwargs: object) -> object:  # type: ignore[type-arg]
+        seen.append((int(features["attention_mask"].sum()), torch.get_num_threads()))
+        return forward(features, *args, **kwargs)
 
     monkeypatch.setattr(model, "forward", spy)
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     engine = CueRag(Settings(data_dir=tmp_path, embed_batch_size=512), models=models)
     try:
-        text = " ".join(f"Station {n} lies on the line to town {n}." for n in range(40))
-        engine.index_documents("c", [Document(id=f"d{n}", title=f"Line {n}", text=text) for n in range(3)])
-        assert seen and set(seen) == {2}, seen
+        docs = [
+            Document(id=f"d{n}", title=f"Line {n}", text=" ".join(f"Stop {n}-{k} is on line {k}." for k in range(10)))
+            for n in range(60)
+        ]  # 600 sentences, 60 chunks: an index run, no query
+        engine.index_documents("c", docs)
+        bulk = [threads for tokens, threads in seen if tokens >= 2000]  # no query is that long
+        assert bulk and set(bulk) == {2}, seen
     finally:
         torch.set_num_threads(before)
         engine.close()
