@@ -468,7 +468,9 @@ class Indexer:
         rows = [[] if parts is None else _part_rows(parts, row) for parts in plan.chunk_parts]
         # Within the model's window, as an embedded chunk is cut there: the same text counts.
         chunk_vecs = derive_chunk_vectors(rows, pooled, max_tokens=pooler.max_tokens)
-        whole = [n for n, parts in enumerate(plan.chunk_parts) if parts is None]
+        # A chunk with nothing to derive from (no title or heading, every sentence dropped as
+        # punctuation) would get an all-zero vector: it is embedded whole, as `embedded` does.
+        whole = [n for n, parts in enumerate(plan.chunk_parts) if parts is None or not rows[n]]
         if whole:
             chunk_vecs[whole] = self._embed("embed chunks", [plan.chunk_texts[n] for n in whole], progress, between)
         return units.vectors, chunk_vecs

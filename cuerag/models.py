@@ -10,13 +10,13 @@ import logging
 import os
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
-from cuerag.config import DEFAULT_EMBEDDER, Settings
+from cuerag.config import DEFAULT_EMBEDDER, MAX_QUERY_CHARS, Settings
 from cuerag.entities import name_span
 from cuerag.errors import ModelLoadError
 from cuerag.precision import (
@@ -191,7 +191,11 @@ class SentenceTransformerEmbedder:
         bf16 = precision == "bfloat16"
         with self._lock, torch.autocast(self._device_type, dtype=torch.bfloat16, enabled=bf16):
             if len(texts) <= batch_size and self._plain:
-                with _one_thread(torch):
+                # One thread for a query-sized batch only: a single batch of many chunks (the last
+                # slice of an index run, or every slice when embed_batch_size >= the indexer's
+                # slice) is bulk work and keeps every core.
+                small = sum(len(t) for t in texts) <= _QUERY_SIZED_CHARS
+                with _one_thread(torch) if small else nullcontext():
                     vectors = self._one_batch(list(texts))
             else:
                 vectors = self._model.encode(
@@ -220,6 +224,11 @@ class SentenceTransformerEmbedder:
             features = {k: v.to(model.device) if isinstance(v, torch.Tensor) else v for k, v in features.items()}
             embedded = torch.nn.functional.normalize(model(features)["sentence_embedding"], p=2, dim=1)
             return embedded[torch.as_tensor(np.argsort(order))]
+
+
+# The most characters a batch may hold and still run on one thread: a question at its longest and
+# its entity mentions (parts of it), with room to spare.
+_QUERY_SIZED_CHARS = 2 * MAX_QUERY_CHARS
 
 
 @contextmanager
