@@ -259,7 +259,10 @@ class Retriever:
         if lexical is not None and lexical_weight > 0:
             sims = (1 - lexical_weight) * sims + lexical_weight * lexical[adjacent]
         if weights is not None:
-            sims = sims * np.asarray([weights[i] for i in kept], dtype=np.float32)
+            # A weight in (0, 1] lowers a score whatever its sign: a negative similarity (the
+            # path's vector has lost the units already chosen) is pushed further down, not up to 0.
+            w = np.asarray([weights[i] for i in kept], dtype=np.float32)
+            sims = np.where(sims >= 0, sims * w, sims * (2 - w))
         top = np.argsort(-sims, kind="stable")[:k]
         return [(adjacent[i], float(sims[i])) for i in top]
 
