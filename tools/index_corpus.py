@@ -23,7 +23,10 @@ log = logging.getLogger(__name__)
 
 # Indexing stages in the order the engine runs them; progress is reported over all of them.
 # In the order the engine finishes them; NER runs beside "embed units" and "embed chunks".
-_STAGES = Stages(("split", "embed units", "embed chunks", "ner", "embed entities", "store"), frozenset({"ner"}))
+# "embed chunk parts": CUERAG_CHUNK_VECTORS=derived (cuerag.chunk_vectors); an embedded index never reports it.
+_STAGES = Stages(
+    ("split", "embed units", "embed chunk parts", "embed chunks", "ner", "embed entities", "store"), frozenset({"ner"})
+)
 # At α > 0 the LLM works between split and the rest.
 _LLM_STAGES = Stages(("split", "extract", *_STAGES.order[1:]), _STAGES.concurrent)
 _PATHS = "Files or folders under the allowed roots."
