@@ -17,7 +17,7 @@ from typing import Literal
 
 from cuerag.entities import fold_accents
 from cuerag.graph import Graph
-from cuerag.links import TitleSpecificity
+from cuerag.links import MAX_TARGET_CHUNKS, TitleSpecificity
 
 LinkKind = Literal["hyperlink", "title"]
 
@@ -76,7 +76,7 @@ class LinkEdges:
         return self._merged([], query, None, besides=0, weigh=weigh_titles)
 
     def _document(self, doc: str) -> LinkTarget:
-        chunks = self._doc_chunks.get(doc, ())
+        chunks = self._doc_chunks.get(doc, ())[:MAX_TARGET_CHUNKS]  # as a title mention is capped
         title = self._graph.chunk_titles[chunks[0]] if chunks else ""
         return LinkTarget(kind="hyperlink", title=title or doc, chunks=chunks, weight=1.0)
 

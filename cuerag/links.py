@@ -31,6 +31,10 @@ _MAX_WORDS = 10  # longer titles are rare and would make every lookup slower
 
 Key = tuple[str, ...]
 
+# The most chunks one title or link leads to: a long document's many chunks share its title, and
+# the walk ranks every unit of every chunk a hop leads to, for each kept path at each depth.
+MAX_TARGET_CHUNKS = 64
+
 
 def _words(text: str) -> tuple[Key, frozenset[int]]:
     """The words of a text, case and accents folded ("Aschenbrödel" meets "aschenbrodel"), and
@@ -101,7 +105,9 @@ class TitleIndex:
         """How many distinct title keys there are (the range of `Named.title`)."""
         return len(self._keys)
 
-    def named_in(self, text: str, *, exclude_titles_of: int | None = None, per_title: int = 64) -> list[Named]:
+    def named_in(
+        self, text: str, *, exclude_titles_of: int | None = None, per_title: int = MAX_TARGET_CHUNKS
+    ) -> list[Named]:
         """The titles the text names, in order of first mention, each with the chunks that carry
         it (at most `per_title`: a long document's many chunks share its title). A chunk's own
         title (`exclude_titles_of`) does not count, nor do the other chunks that share it."""

@@ -237,7 +237,10 @@ def _one_thread(torch: Any) -> Iterator[None]:
     to split across cores, and on 2 cores a query's Q-Iter took 92-95 ms at p50 on torch's default
     of a thread per core against 51-55 ms on one (README, *Threads*). Bulk encodes keep every core:
     indexing is about 1.5x faster on two. Called under the embedder's lock, so no other forward
-    pass sees the change."""
+    pass of the embedder sees the change. torch reads the count into a thread at its first parallel
+    op: a thread whose first torch work ran outside this lock while the count was 1 would keep 1.
+    Every thread of this engine meets torch first through the embedder (the query's embedding comes
+    before any reranking), so none does."""
     before = torch.get_num_threads()
     if before == 1:
         yield

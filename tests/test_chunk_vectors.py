@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -102,3 +103,52 @@ def test_a_corpus_keeps_one_way_of_making_chunk_vectors(models: Models, tmp_path
     finally:
         other.close()
     assert {first, then} == {DERIVED, EMBEDDED}
+
+
+def test_derived_chunk_vector_of_a_chunk_with_no_unit_and_no_head_is_not_zero(models: Models, tmp_path: Path) -> None:
+    """CUERAG_CHUNK_VECTORS=derived: a chunk whose sentences are all dropped (punctuation only) and
+    that has no title gets an all-zero vector (no parts to sum), where `embedded` gives it a real
+    one. Dense search can then never rank it above 0, whatever the query."""
+    docs = [Document(id="p", title="", text="!!! ??? ..."), Document(id="a", title="Ada", text="Ada wrote notes.")]
+    engine = CueRag(Settings(data_dir=tmp_path, chunk_vectors="derived"), models=models)
+    try:
+        engine.index_documents("c", docs)
+        g = engine.graph("c")
+        norms = dict(zip(g.chunk_docs, np.linalg.norm(g.chunk_vectors, axis=1), strict=True))
+        assert norms["p"] > 0.5, norms
+    finally:
+        engine.close()
+
+
+def test_every_stage_a_derived_index_reports_is_one_the_job_progress_knows(models: Models, tmp_path: Path) -> None:
+    """With CUERAG_CHUNK_VECTORS=derived the indexer reports a stage "embed chunk parts" that the MCP
+    job's stage list (tools.index_corpus._STAGES) does not hold. `JobProgress.progress` files an
+    unknown stage under the last one ("store") and marks every stage before it done, NER and
+    entity embedding included: a background job's percent jumps to 83-100 % right after the units
+    are embedded, while NER and the entities are still to come, and never goes back."""
+    import anyio
+
+    from tools.index_corpus import index_stages
+    from tools.jobs import JobHandle
+
+    engine = CueRag(Settings(data_dir=tmp_path, chunk_vectors="derived"), models=models)
+    seen: list[str] = []
+    try:
+        text = "Ada Lovelace wrote notes on the engine. She met Babbage in London."
+        engine.index_documents("c", [Document(id="a", title="Ada", text=text)], progress=lambda s, d, t: seen.append(s))
+        stages = index_stages(engine)
+        # The job's percent, replayed over the reports as the job's handle computes it.
+        job = SimpleNamespace(percent=0.0, stage="", touch=lambda: None)
+        handle = JobHandle(job, stages)  # type: ignore[arg-type]
+        shown: list[tuple[str, float]] = []
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(anyio.from_thread, "run_sync", lambda fn, *a: fn(*a))
+            for stage in seen:
+                handle.progress(stage, 1, 1)
+                shown.append((stage, job.percent))
+        before_ner = [p for stage, p in shown[: seen.index("embed entities")] if stage != "ner"]
+        assert max(before_ner) < 80, shown
+        unknown = sorted(set(seen) - set(stages.order))
+        assert not unknown, unknown
+    finally:
+        engine.close()

@@ -155,8 +155,9 @@ async def test_a_busy_corpus_and_the_cap_refuse_a_second_job(models: Models, tmp
 
         # The same corpus: refused while the watch runs, whatever the call.
         busy = await call_error(c, "index_corpus", corpus="notes", documents=[{"text": "More."}])
-        assert f"being written by another index run (job {watch['job_id']}, watch)" in busy, busy
-        assert "cancel=true" in busy
+        # A watch never ends by itself: the advice is to stop it, never to wait for it.
+        assert f"kept in step with its folders by watch job {watch['job_id']}" in busy, busy
+        assert "cancel=true" in busy and "wait" not in busy
         # Another corpus: refused too, past the cap of one job at a time.
         capped = await call_error(c, "index_corpus", corpus="other", documents=[{"text": "More."}], background=True)
         assert "1 jobs are running, the most this server runs at once" in capped, capped
@@ -235,3 +236,19 @@ async def test_deleting_from_a_corpus_a_job_is_creating_names_the_job(client: tu
         assert f"job {job['job_id']}, index" in refused and "unknown corpus" not in refused, refused
         assert "being created" in refused or "being written" in refused, refused
     assert "unknown corpus" in await call_error(c, "delete_documents", corpus="never", doc_ids=["x"])
+
+
+async def test_a_delete_between_the_syncs_of_a_watch_goes_through(client: tuple[Client, CueRag, Path]) -> None:
+    """A watch writes only while it syncs, and never ends by itself: a delete between two syncs is
+    not refused with advice to wait for it (found by an outside review)."""
+    c, engine, folder = client
+    (folder / "elm.md").write_text("# Elm Halt\n\nElm Halt is a railway stop near the village of Elm.\n")
+    await call(c, "index_corpus", corpus="notes", documents=[{"id": "inline-1", "text": "Oak Bay has a pier."}])
+    watch = await call(c, "index_corpus", corpus="notes", paths=[str(folder)], watch=True)
+    await until(c, watch["job_id"], synced(1))
+    try:
+        deleted = await call(c, "delete_documents", corpus="notes", doc_ids=["inline-1"])
+        assert deleted["documents_deleted"] == ["inline-1"], deleted
+        assert "inline-1" not in set(engine.graph("notes").chunk_docs)
+    finally:
+        await call(c, "job_status", job_id=watch["job_id"], cancel=True, wait_s=WAIT_S)

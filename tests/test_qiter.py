@@ -4,15 +4,18 @@ ablation switches, and the errors a bad query gets."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import SAMPLE
 
-from cuerag.config import QIterParams
+from cuerag.config import QIterParams, Settings
+from cuerag.documents import Document
 from cuerag.engine import CueRag, make_params
 from cuerag.errors import CorpusNotFoundError, InvalidNameError, ParameterError
 from cuerag.ids import entity_point_id
+from cuerag.models import Models
 from cuerag.retrieval import RetrievalResult, Retriever
 
 TOY = "When did the 1979-80 European Cup winner win the FA Cup?"
@@ -651,3 +654,42 @@ def test_a_single_batch_runs_torch_on_one_thread_and_restores_the_count(
         assert seen[1:] == [2, 2]
     finally:
         torch.set_num_threads(before)
+
+
+def test_a_bulk_index_encode_keeps_every_core_whatever_the_batch_size(
+    models: Models, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """README *Threads*: "a single short batch (a query, its mentions) runs torch on one thread ...
+    and bulk encodes keep every core". The shortcut is taken for any call of at most
+    `embed_batch_size` texts, so with CUERAG_EMBED_BATCH_SIZE >= 512 (the indexer's slice) every
+    indexing encode runs on one thread; at the default 64 so does every stage's last slice (64
+    whole chunks of up to 256 tokens is no query)."""
+    import torch
+
+    from cuerag.models import SentenceTransformerEmbedder
+
+    embedder = models.embedder
+    assert isinstance(embedder, SentenceTransformerEmbedder)
+    model = embedder._model
+    seen: list[tuple[int, int]] = []  # (tokens in the forward pass, torch threads)
+    forward = model.forward
+
+    def spy(features: dict, *args: object, **kwargs: object) -> object:  # type: ignore[type-arg]
+        seen.append((int(features["attention_mask"].sum()), torch.get_num_threads()))
+        return forward(features, *args, **kwargs)
+
+    monkeypatch.setattr(model, "forward", spy)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    engine = CueRag(Settings(data_dir=tmp_path, embed_batch_size=512), models=models)
+    try:
+        docs = [
+            Document(id=f"d{n}", title=f"Line {n}", text=" ".join(f"Stop {n}-{k} is on line {k}." for k in range(10)))
+            for n in range(60)
+        ]  # 600 sentences, 60 chunks: an index run, no query
+        engine.index_documents("c", docs)
+        bulk = [threads for tokens, threads in seen if tokens >= 2000]  # no query is that long
+        assert bulk and set(bulk) == {2}, seen
+    finally:
+        torch.set_num_threads(before)
+        engine.close()

@@ -25,8 +25,9 @@ async def delete_documents(
 ) -> DeleteReport:
     """Delete documents and what only they hold; final."""
     state = state_of(ctx)
-    if state.jobs.busy(corpus):
+    if state.jobs.busy(corpus, watch_ok=True):
         # Refused with the job to wait for: the engine would say the corpus is busy, or, during its
-        # first run, that it is unknown, which sends the agent looking for a typo.
-        state.jobs.refuse_if_busy(corpus, exists=corpus in await run_engine(state.engine.corpora))
+        # first run, that it is unknown, which sends the agent looking for a typo. A watch writes
+        # only while it syncs, and the engine refuses a delete that meets a sync.
+        state.jobs.refuse_if_busy(corpus, exists=corpus in await run_engine(state.engine.corpora), watch_ok=True)
     return await run_engine(state.engine.delete_documents, corpus, doc_ids)

@@ -220,20 +220,31 @@ class Jobs:
         for job in finished[: max(0, len(finished) - self._limits.max_kept)]:
             del self._jobs[job.id]
 
-    def refuse_if_busy(self, corpus: str, *, exists: bool = True) -> None:
+    def refuse_if_busy(self, corpus: str, *, exists: bool = True, watch_ok: bool = False) -> None:
         """Refuse a write to a corpus a job is writing, naming the job. `exists=False`: the job is
-        the corpus's first run, which shows nothing of it until it ends (not an unknown corpus)."""
-        busy = next((j for j in self._jobs.values() if j.running and j.corpus == corpus), None)
+        the corpus's first run, which shows nothing of it until it ends (not an unknown corpus).
+        `watch_ok`: a watch does not refuse (it writes only during a sync, and the engine's writer
+        lock refuses a write that meets one)."""
+        busy = next((j for j in self._jobs.values() if self._holds(j, corpus, watch_ok)), None)
         if busy is None:
             return
+        if busy.kind == "watch":  # a watch never ends by itself: waiting for it would be forever
+            raise ToolError(
+                f"corpus {corpus!r} is kept in step with its folders by watch job {busy.id}: stop it "
+                f"(job_status job_id={busy.id!r} cancel=true), then call again"
+            )
         what = "being written by another index run" if exists else "being created by an index run, empty until it ends"
         raise ToolError(
             f"corpus {corpus!r} is {what} (job {busy.id}, {busy.kind}): wait for it "
             f"(job_status job_id={busy.id!r} wait_s=60) or stop it (cancel=true), then call again"
         )
 
-    def busy(self, corpus: str) -> bool:
-        return any(j.running and j.corpus == corpus for j in self._jobs.values())
+    @staticmethod
+    def _holds(job: Job, corpus: str, watch_ok: bool) -> bool:
+        return job.running and job.corpus == corpus and not (watch_ok and job.kind == "watch")
+
+    def busy(self, corpus: str, *, watch_ok: bool = False) -> bool:
+        return any(self._holds(j, corpus, watch_ok) for j in self._jobs.values())
 
     def get(self, job_id: str) -> Job:
         job = self._jobs.get(job_id)
