@@ -27,8 +27,8 @@ from pydantic import BaseModel
 from cuerag.answering import generate_answer
 from cuerag.config import QIterParams
 from cuerag.documents import Document, content_id
-from cuerag.engine import CueRag
-from cuerag.errors import InputError
+from cuerag.engine import CueRag, make_params
+from cuerag.errors import InputError, ParameterError
 from cuerag.index import Progress
 from cuerag.llm import LLMUsage, require_llm
 from cuerag.qiter import STAGES
@@ -368,10 +368,16 @@ def parse_method(spec: str) -> tuple[Method, dict[str, Any]]:
         if not sep or key not in QIterParams.model_fields or key == "top_n":
             allowed = ", ".join(f for f in QIterParams.model_fields if f != "top_n")
             raise InputError(f"bad parameter {assignment!r} in {spec!r}; use key=value with key one of: {allowed}")
-        overrides[key] = raw.lower() == "true" if raw.lower() in ("true", "false") else json.loads(raw)
+        try:
+            overrides[key] = raw.lower() == "true" if raw.lower() in ("true", "false") else json.loads(raw)
+        except json.JSONDecodeError:
+            raise InputError(f"bad value {raw!r} for {key} in {spec!r}; give a number, true or false") from None
     if overrides and name != "qiter":
         raise InputError(f"parameters apply to qiter only, not {name!r}")
-    QIterParams(**overrides)  # range errors surface here, before any work
+    try:
+        make_params(**overrides)  # range errors surface here, before any work
+    except ParameterError as exc:  # worded for the method spec, not for the query command's flags
+        raise InputError(f"{exc} in {spec!r}") from None
     return name, overrides  # type: ignore[return-value]
 
 

@@ -24,6 +24,7 @@ from cuerag.evaluation import (
     answer_f1,
     load_questions,
     normalize_answer,
+    parse_method,
     run_eval,
     score_method,
     write_report,
@@ -359,3 +360,19 @@ def test_eval_answers_need_an_llm(sample: CueRag, tmp_path: Path) -> None:
             params=QIterParams(),
             answers=True,
         )
+
+
+@pytest.mark.parametrize(
+    ("spec", "words"),
+    [
+        ("qiter:lexical_weight=5", "lexical_weight: Input should be less than or equal to 1 (got 5; allowed 0.0..1.0)"),
+        ("qiter:k=abc", "bad value 'abc' for k in 'qiter:k=abc'"),
+    ],
+)
+def test_a_bad_method_spec_is_refused_in_the_specs_own_words(spec: str, words: str) -> None:
+    """A value out of range or not a value at all is an InputError naming the spec and the range,
+    never a raw validation or JSON error."""
+    with pytest.raises(InputError) as refused:
+        parse_method(spec)
+    assert words in str(refused.value) and spec in str(refused.value)
+    assert "pydantic" not in str(refused.value) and "--" not in str(refused.value)
