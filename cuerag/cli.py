@@ -174,6 +174,11 @@ def _progress() -> Iterator[IndexProgress]:
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
+def _count(n: int, noun: str) -> str:
+    """ "1 document", "2 documents"."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _shown(text: str) -> str:
     """Indexed text for the terminal: rich markup escaped, and control characters written as
     \\xNN so that a document cannot move the cursor, clear the screen or retitle the window."""
@@ -256,7 +261,7 @@ def print_report(report: IndexReport) -> None:
             f"{len(report.skipped)} unchanged, {len(report.failed)} failed"
         )
     out.print(
-        f"corpus [bold]{report.corpus}[/bold]: {report.documents_added} documents added, "
+        f"corpus [bold]{report.corpus}[/bold]: {_count(report.documents_added, 'document')} added, "
         f"{report.documents_unchanged} unchanged, {report.documents_replaced} replaced, "
         f"{report.documents_removed} removed; "
         f"{report.chunks_added} chunks, {report.units_added} units, {report.entities_added} entities added "

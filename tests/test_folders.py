@@ -309,6 +309,10 @@ def test_cli_sync_and_strict(tmp_path: Path) -> None:
     assert f"removed {vault.resolve()}/orbit-z.md" in shown
     assert f"failed {vault}/broken.json: not valid JSON" in shown
     assert "files: 0 added, 0 changed, 1 removed, 3 unchanged, 1 failed" in shown
+    assert "0 documents added" in shown
+    write(vault / "new.md", "# New\n\nA new note.\n")
+    result = runner.invoke(app, [*data, "index", str(vault), "--corpus", "v"])
+    assert "1 document added" in " ".join(result.output.split()), result.output  # not "1 documents"
     result = runner.invoke(app, [*data, "index", str(vault), "--corpus", "v", "--sync", "--strict"])
     assert result.exit_code == 1 and "nothing was written" in result.output
 
