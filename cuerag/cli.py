@@ -10,7 +10,7 @@ import json
 import logging
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
@@ -248,13 +248,20 @@ def index(
     print_report(report)
 
 
-def print_report(report: IndexReport) -> None:
-    """An index report for a person: one line per file that changed or failed, then the counts."""
+def print_report(report: IndexReport, *, told: Mapping[str, str] | None = None) -> None:
+    """An index report for a person: one line per file that changed or failed, then the counts.
+    `told` (path → reason): failures already shown, as by a watch's last sync, are counted in one
+    line rather than shown again."""
     for label, files in (("added", report.added), ("changed", report.changed), ("removed", report.removed)):
         for f in files:
             out.print(f"{label:>8} {_shown(f.path)}")
+    told = told or {}
+    again = [f for f in report.failed if told.get(f.path) == f.reason]
     for f in report.failed:
-        out.print(f"[red]  failed[/red] {_shown(f.path)}: {_shown(f.reason)}")
+        if f not in again:
+            out.print(f"[red]  failed[/red] {_shown(f.path)}: {_shown(f.reason)}")
+    if again:
+        out.print(f"[red]  failed[/red] {_count(len(again), 'file')}, as at the last sync (shown above)")
     if any((report.added, report.changed, report.removed, report.skipped, report.failed)):
         out.print(
             f"files: {len(report.added)} added, {len(report.changed)} changed, {len(report.removed)} removed, "
@@ -306,8 +313,15 @@ def watch(
     engine = _engine(ctx)
     err.print(f"watching {_shown(str(folder))} for corpus {corpus} (Ctrl-C stops)")
     # A sync cut short by Ctrl-C is safe to cut: the next run finishes it (see cuerag.index).
+    told: dict[str, str] = {}
+
+    def report(done: IndexReport) -> None:
+        nonlocal told
+        print_report(done, told=told)
+        told = {f.path: f.reason for f in done.failed}
+
     with contextlib.suppress(KeyboardInterrupt):
-        watch_folder(engine, corpus, folder, rules=rules, on_report=print_report, debounce_ms=debounce_ms)
+        watch_folder(engine, corpus, folder, rules=rules, on_report=report, debounce_ms=debounce_ms)
     err.print("stopped")
 
 

@@ -14,7 +14,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -440,12 +440,15 @@ class CueRag:
         check: FileCheck | None = None,
         progress: Progress | None = None,
         should_stop: ShouldStop | None = None,
+        known_failures: Mapping[str, str] | None = None,
     ) -> IndexReport:
         """Index files and folders (plus any inline `documents`) into a corpus. A file's identity
         is its path under its root, so an edited file replaces its earlier version; a file whose
         content hash is unchanged is skipped unread. `sync` also deletes the documents of files
         gone from the folders given. A bad file is a line in the report's `failed` while the rest
-        is indexed; with `strict` it stops the run before anything is written. See cuerag.sync."""
+        is indexed; with `strict` it stops the run before anything is written. `known_failures`
+        (path → reason) are failures already told of: logged again at debug level only. See
+        cuerag.sync."""
         validate_corpus_name(corpus)
         started = time.perf_counter()
         walk = walk_paths(paths, rules=rules, check=check)
@@ -467,6 +470,7 @@ class CueRag:
                 check=check,
                 limits=limits_of(self.settings),
                 budget=ByteBudget(self.settings.max_request_bytes),
+                known_failures=known_failures,
             )
             read_seconds = time.perf_counter() - started - load_seconds  # walk, hash, parse
             inline = check_documents(documents) if documents else []

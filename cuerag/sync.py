@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,6 +59,7 @@ class SyncPlan:
     failed: list[FileOutcome] = field(default_factory=list)
     unchanged_documents: int = 0  # in skipped files
     unchanged_chunks: int = 0
+    known_failures: dict[str, str] = field(default_factory=dict)  # not warned of again
 
 
 def file_hash(raw: bytes, shape: str) -> str:
@@ -113,11 +114,14 @@ def plan_sync(
     check: FileCheck | None = None,
     limits: ReadLimits | None = None,
     budget: ByteBudget | None = None,
+    known_failures: Mapping[str, str] | None = None,
 ) -> SyncPlan:
     """Read what changed and decide what goes (`shape`: see `file_hash`). With `strict`, the
     first bad file raises InputError (nothing has been written yet); otherwise it is listed in
-    `failed` and the rest go on. A request over its byte `budget` is refused whole."""
-    plan = SyncPlan()
+    `failed` and the rest go on. A request over its byte `budget` is refused whole.
+    `known_failures` (path → reason, as a watch's last sync reported them): a file failing again
+    for the same reason is still listed but logged at debug level, so a watch warns once."""
+    plan = SyncPlan(known_failures=dict(known_failures or {}))
     limits = limits or ReadLimits()
     stored = stored_files(graph)
     keep: set[str] = set()
@@ -186,7 +190,8 @@ def _reason(exc: Exception, file: FoundFile) -> str:
 def _fail(plan: SyncPlan, failure: FileOutcome, *, strict: bool) -> None:
     if strict:
         raise InputError(f"{failure.path}: {failure.reason} (strict: nothing was written)")
-    log.warning("skipping %s: %s", failure.path, failure.reason)
+    repeated = plan.known_failures.get(failure.path) == failure.reason
+    log.log(logging.DEBUG if repeated else logging.WARNING, "skipping %s: %s", failure.path, failure.reason)
     plan.failed.append(failure)
 
 

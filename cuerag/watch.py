@@ -56,11 +56,22 @@ def watch_folder(
         return not is_ignored(PurePosixPath(path.relative_to(root).as_posix()), rules)
 
     should_stop = stop.is_set if stop is not None else None
+    # The failures of the last sync: a file that fails again for the same reason is not warned of
+    # at every sync (the report still lists it, as the state of the folder).
+    known_failures: dict[str, str] = {}
 
     def sync_once() -> None:
+        nonlocal known_failures
         try:
             report = engine.index_paths(
-                corpus, [root], sync=sync, rules=rules, check=check, progress=progress, should_stop=should_stop
+                corpus,
+                [root],
+                sync=sync,
+                rules=rules,
+                check=check,
+                progress=progress,
+                should_stop=should_stop,
+                known_failures=known_failures,
             )
         except Cancelled:
             return  # stopped: the watch ends at the next yield
@@ -69,6 +80,7 @@ def watch_folder(
             if on_error is not None:
                 on_error(exc)
             return
+        known_failures = {f.path: f.reason for f in report.failed}
         on_report(report)
 
     synced = False

@@ -27,6 +27,7 @@ from cuerag.watch import watch_folder
 from server.app import build_server
 from server.config import ServerSettings
 
+FORMATS = Path(__file__).parent / "data" / "formats"
 LUMEN_45 = "# Lumen X3\n\nThe Lumen X3 camera has a full-frame sensor with 45 megapixels.\n"
 LUMEN_50 = "# Lumen X3\n\nThe Lumen X3 camera has a full-frame sensor with 50 megapixels.\n"
 ORBIT = "# Orbit Z\n\nThe Orbit Z is a compact camera made in Osaka. It weighs 300 grams.\n"
@@ -346,6 +347,49 @@ def test_watch_picks_up_a_change(engine: CueRag, tmp_path: Path) -> None:
         stop.set()
         watcher.join(timeout=60)
     assert not watcher.is_alive()
+
+
+def test_a_watch_warns_of_a_bad_file_once_until_its_reason_changes(
+    engine: CueRag, tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    vault = tmp_path / "vault"
+    write(vault / "lumen-x3.md", LUMEN_45)
+    write(vault / "broken.pdf", "%PDF-1.4 cut short")
+    reports: queue.Queue[IndexReport] = queue.Queue()
+    stop = threading.Event()
+    watcher = threading.Thread(
+        target=watch_folder,
+        args=(engine, "watched", vault),
+        kwargs={"on_report": reports.put, "stop": stop, "debounce_ms": 100},
+    )
+    with caplog.at_level("WARNING", logger="cuerag.sync"):
+        watcher.start()
+        try:
+            first = reports.get(timeout=120)
+            write(vault / "second.md", "# Second\n\nA second note about the Lumen X3.\n")
+            second = reports.get(timeout=120)
+            while "second.md" not in paths_of(second.added):
+                second = reports.get(timeout=120)
+            (vault / "broken.pdf").write_bytes((FORMATS / "scanned.pdf").read_bytes())  # a new reason: told again
+            third = reports.get(timeout=120)
+            while paths_of(third.failed) and third.failed[0].reason == first.failed[0].reason:
+                third = reports.get(timeout=120)
+        finally:
+            stop.set()
+            watcher.join(timeout=60)
+    # Every report still lists the failure: it is the folder's state.
+    assert paths_of(first.failed) == paths_of(second.failed) == paths_of(third.failed) == ["broken.pdf"]
+    warned = [r.getMessage() for r in caplog.records if "broken.pdf" in r.getMessage()]
+    assert len(warned) == 2, warned  # once at the first sync, once when its reason changed
+
+    from cuerag.cli import print_report
+
+    capsys.readouterr()
+    print_report(second, told={f.path: f.reason for f in first.failed})
+    shown = capsys.readouterr().out
+    assert "broken.pdf" not in shown and "1 file, as at the last sync" in shown
+    print_report(third, told={f.path: f.reason for f in second.failed})
+    assert "broken.pdf" in capsys.readouterr().out
 
 
 # ---- the MCP tool -------------------------------------------------------------------------------
