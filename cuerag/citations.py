@@ -52,8 +52,16 @@ def citation_payload(place: ChunkPlace | None, source: str | None) -> dict[str, 
         end=place.end,
         gap=place.gap,
         doc_chars=place.doc_chars,
+        # A link's start is kept relative to the chunk: it ties the link to the sentence it is in.
         links=[
-            {"text": link.text, "target": link.target, "doc_id": link.doc_id, "wiki": link.wiki} for link in place.links
+            {
+                "text": link.text,
+                "target": link.target,
+                "doc_id": link.doc_id,
+                "wiki": link.wiki,
+                "start": link.start - place.start,
+            }
+            for link in place.links
         ],
     )
     if place.metadata:

@@ -30,6 +30,21 @@ def _folded(text: str) -> str:
     return " " + " ".join(_WORD.findall(fold_accents(text).casefold())) + " "
 
 
+def unit_spans(text: str, units: list[str]) -> list[tuple[int, int] | None]:
+    """Where each unit lies in its chunk's text, in order: a sentence unit is the text's words
+    with the whitespace between them collapsed, so it is found word for word, past the unit
+    before it. None for a unit not found (an LLM's rewording)."""
+    spans: list[tuple[int, int] | None] = []
+    at = 0
+    for unit in units:
+        words = unit.split()
+        found = re.compile(r"\s+".join(map(re.escape, words))).search(text, at) if words else None
+        spans.append(None if found is None else found.span())
+        if found is not None:
+            at = found.end()
+    return spans
+
+
 @dataclass(frozen=True)
 class LinkTarget:
     """Where one link edge leads: a document's chunks, with the title the trace names it by and
@@ -55,12 +70,27 @@ class LinkEdges:
             if not resolved:
                 continue
             written = graph.chunk_payload(c).get("links", [])
-            anchors = {n: _folded(str(written[n].get("text", ""))) for n in resolved if n < len(written)}
-            for u in graph.chunk_units[c]:
-                sentence = _folded(graph.unit_texts[u])
-                docs = [resolved[n] for n, anchor in anchors.items() if anchor.strip() and anchor in sentence]
-                if docs:
-                    self._hyperlinks[u] = tuple(dict.fromkeys((*self._hyperlinks.get(u, ()), *docs)))
+            units = graph.chunk_units[c]
+            placed = any(isinstance(link.get("start"), int) for link in written)
+            spans = unit_spans(graph.chunk_texts[c], [graph.unit_texts[u] for u in units]) if placed else []
+            for n, doc in resolved.items():
+                link = written[n] if n < len(written) else {}
+                for u in self._link_units(link, units, spans):
+                    self._hyperlinks[u] = tuple(dict.fromkeys((*self._hyperlinks.get(u, ()), doc)))
+
+    def _link_units(self, link: dict[str, object], units: list[int], spans: list[tuple[int, int] | None]) -> list[int]:
+        """The units a chunk's hyperlink belongs to: the one whose sentence holds the link's place
+        in the chunk; else (an index made before places were stored, or units an LLM rewrote, which
+        are not found in the chunk's text) every unit that holds its anchor text as words."""
+        at = link.get("start")
+        if isinstance(at, int) and spans:
+            for u, span in zip(units, spans, strict=True):
+                if span is not None and span[0] <= at < span[1]:
+                    return [u]
+        anchor = _folded(str(link.get("text", "")))
+        if not anchor.strip():
+            return []
+        return [u for u in units if anchor in _folded(self._graph.unit_texts[u])]
 
     def from_unit(self, unit: int, *, weigh_titles: bool = True) -> list[LinkTarget]:
         """The documents a unit links to or names by title (its own document's title aside)."""

@@ -102,12 +102,17 @@ def test_the_explanation_names_the_link_hop(engine: CueRag) -> None:
 
 
 def _link_graph(
-    unit_texts: list[str], chunk_units: list[list[int]], links: list[list[dict[str, str]]], docs: list[str]
+    unit_texts: list[str],
+    chunk_units: list[list[int]],
+    links: list[list[dict[str, object]]],
+    docs: list[str],
+    chunk_texts: list[str] | None = None,
 ):
     resolved = [{n: link["doc_id"] for n, link in enumerate(ls)} for ls in links]
     return SimpleNamespace(
         chunk_links=resolved,
         chunk_units=chunk_units,
+        chunk_texts=chunk_texts or [" ".join(unit_texts[u] for u in us) for us in chunk_units],
         unit_texts=unit_texts,
         unit_chunks=[[c for c, us in enumerate(chunk_units) if u in us] for u in range(len(unit_texts))],
         chunk_titles=docs,
@@ -117,20 +122,59 @@ def _link_graph(
     )
 
 
-@pytest.mark.xfail(
-    strict=True, reason="a link is matched to sentences by its anchor words; its place in the chunk is not stored yet"
-)
 def test_a_hyperlink_is_an_edge_of_its_own_sentence_only() -> None:
-    """LinkEdges attributes a chunk's hyperlink to every sentence of the chunk that holds its
-    anchor text as words. "[here](b.md)" then makes every sentence of the chunk that says "here"
-    hop to b, at weight 1 (a hyperlink outweighs any title mention)."""
+    """A chunk's hyperlink belongs to the sentence it is in (its place, stored relative to the
+    chunk). Matched by anchor words alone, "[here](b.md)" made every sentence of the chunk that
+    says "here" hop to b, at weight 1 (a hyperlink outweighs any title mention)."""
     from cuerag.link_edges import LinkEdges
 
     units = ["The manual is here.", "We are here to stay and the weather is fine."]
-    g = _link_graph(units, [[0, 1], []], [[{"text": "here", "doc_id": "b"}], []], ["a", "b"])
+    text = "The manual is\nhere.  We are here to stay and the weather is fine."
+    link = {"text": "here", "doc_id": "b", "start": text.index("here")}
+    g = _link_graph(units, [[0, 1], []], [[link], []], ["a", "b"], [text, "B."])
     edges = LinkEdges(g, lambda: None)  # type: ignore[arg-type]
     assert [t.title for t in edges.from_unit(0)] == ["b"]
     assert edges.from_unit(1) == [], "a sentence with no link hops along the other sentence's link"
+    # The same link in the second sentence belongs to it alone.
+    link["start"] = text.index("here", text.index("We"))
+    edges = LinkEdges(g, lambda: None)  # type: ignore[arg-type]
+    assert edges.from_unit(0) == [] and [t.title for t in edges.from_unit(1)] == ["b"]
+
+
+def test_an_indexed_hyperlink_keeps_its_place_and_leads_from_its_own_sentence(engine: CueRag, tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "guide.md").write_text(
+        "# Guide\n\nWe are here to help the crew.\n\nThe full manual is [here](manual.md). Here the weather is fine.\n",
+        encoding="utf-8",
+    )
+    (folder / "manual.md").write_text("# Manual\n\nPull the blue lever twice.\n", encoding="utf-8")
+    engine.index_paths("places", [folder])
+    retriever = engine.retriever("places")
+    g = retriever.graph
+    edges = retriever.derived.link_edges()
+    linked = {
+        g.unit_texts[u]: [t.title for t in edges.from_unit(u, weigh_titles=False) if t.kind == "hyperlink"]
+        for c, doc in enumerate(g.chunk_docs)
+        if doc == "guide.md"
+        for u in g.chunk_units[c]
+    }
+    assert linked == {
+        "We are here to help the crew.": [],
+        "The full manual is here.": ["Manual"],
+        "Here the weather is fine.": [],
+    }, linked
+
+
+def test_a_hyperlink_without_a_place_falls_back_to_its_anchor_words() -> None:
+    """An index made before links kept their place, or units an LLM reworded (not found in the
+    chunk's text): the link goes to the sentences that hold its anchor text, as it did before."""
+    from cuerag.link_edges import LinkEdges, unit_spans
+
+    units = ["The manual is here.", "Night shift procedures explain it."]
+    g = _link_graph(units, [[0, 1], []], [[{"text": "manual", "doc_id": "b"}], []], ["a", "b"])
+    assert [t.title for t in LinkEdges(g, lambda: None).from_unit(0)] == ["b"]  # type: ignore[arg-type]
+    assert unit_spans("A b.\nC  d.", ["A b.", "Reworded.", "C d."]) == [(0, 4), None, (5, 10)]
 
 
 def test_a_link_hop_weight_below_one_does_not_raise_a_units_score() -> None:
