@@ -3,10 +3,12 @@ ignore rules, bad files that do not stop a folder, --strict, and watching a fold
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -321,9 +323,9 @@ def test_cli_sync_and_strict(tmp_path: Path) -> None:
 # ---- watch --------------------------------------------------------------------------------------
 
 
-def test_watch_picks_up_a_change(engine: CueRag, tmp_path: Path) -> None:
-    vault = tmp_path / "vault"
-    lumen = write(vault / "lumen-x3.md", LUMEN_45)
+@contextlib.contextmanager
+def watching(engine: CueRag, vault: Path) -> Iterator[queue.Queue[IndexReport]]:
+    """A watch of `vault` into corpus "watched" in a thread, its reports in a queue; stopped after."""
     reports: queue.Queue[IndexReport] = queue.Queue()
     stop = threading.Event()
     watcher = threading.Thread(
@@ -333,6 +335,17 @@ def test_watch_picks_up_a_change(engine: CueRag, tmp_path: Path) -> None:
     )
     watcher.start()
     try:
+        yield reports
+    finally:
+        stop.set()
+        watcher.join(timeout=60)
+    assert not watcher.is_alive()
+
+
+def test_watch_picks_up_a_change(engine: CueRag, tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    lumen = write(vault / "lumen-x3.md", LUMEN_45)
+    with watching(engine, vault) as reports:
         first = reports.get(timeout=120)  # the first sync runs once the watcher is in place
         assert paths_of(first.added) == ["lumen-x3.md"]
         write(vault / ".obsidian" / "workspace.json", "{}")  # a dot-folder change wakes nothing
@@ -343,10 +356,6 @@ def test_watch_picks_up_a_change(engine: CueRag, tmp_path: Path) -> None:
         assert paths_of(report.changed) == ["lumen-x3.md"]
         assert any("50 megapixels" in t for t in texts(engine, "watched"))
         assert not any("45 megapixels" in t for t in texts(engine, "watched"))
-    finally:
-        stop.set()
-        watcher.join(timeout=60)
-    assert not watcher.is_alive()
 
 
 def test_a_watch_warns_of_a_bad_file_once_until_its_reason_changes(
@@ -355,28 +364,16 @@ def test_a_watch_warns_of_a_bad_file_once_until_its_reason_changes(
     vault = tmp_path / "vault"
     write(vault / "lumen-x3.md", LUMEN_45)
     write(vault / "broken.pdf", "%PDF-1.4 cut short")
-    reports: queue.Queue[IndexReport] = queue.Queue()
-    stop = threading.Event()
-    watcher = threading.Thread(
-        target=watch_folder,
-        args=(engine, "watched", vault),
-        kwargs={"on_report": reports.put, "stop": stop, "debounce_ms": 100},
-    )
-    with caplog.at_level("WARNING", logger="cuerag.sync"):
-        watcher.start()
-        try:
-            first = reports.get(timeout=120)
-            write(vault / "second.md", "# Second\n\nA second note about the Lumen X3.\n")
+    with caplog.at_level("WARNING", logger="cuerag.sync"), watching(engine, vault) as reports:
+        first = reports.get(timeout=120)
+        write(vault / "second.md", "# Second\n\nA second note about the Lumen X3.\n")
+        second = reports.get(timeout=120)
+        while "second.md" not in paths_of(second.added):
             second = reports.get(timeout=120)
-            while "second.md" not in paths_of(second.added):
-                second = reports.get(timeout=120)
-            (vault / "broken.pdf").write_bytes((FORMATS / "scanned.pdf").read_bytes())  # a new reason: told again
+        (vault / "broken.pdf").write_bytes((FORMATS / "scanned.pdf").read_bytes())  # a new reason: told again
+        third = reports.get(timeout=120)
+        while paths_of(third.failed) and third.failed[0].reason == first.failed[0].reason:
             third = reports.get(timeout=120)
-            while paths_of(third.failed) and third.failed[0].reason == first.failed[0].reason:
-                third = reports.get(timeout=120)
-        finally:
-            stop.set()
-            watcher.join(timeout=60)
     # Every report still lists the failure: it is the folder's state.
     assert paths_of(first.failed) == paths_of(second.failed) == paths_of(third.failed) == ["broken.pdf"]
     warned = [r.getMessage() for r in caplog.records if "broken.pdf" in r.getMessage()]
