@@ -52,21 +52,26 @@ def citation_payload(place: ChunkPlace | None, source: str | None) -> dict[str, 
         end=place.end,
         gap=place.gap,
         doc_chars=place.doc_chars,
-        # A link's start is kept relative to the chunk: it ties the link to the sentence it is in.
-        links=[
-            {
-                "text": link.text,
-                "target": link.target,
-                "doc_id": link.doc_id,
-                "wiki": link.wiki,
-                "start": link.start - place.start,
-            }
-            for link in place.links
-        ],
+        links=links_payload(place),
     )
     if place.metadata:
         out["doc_metadata"] = place.metadata
     return out
+
+
+def links_payload(place: ChunkPlace) -> list[dict[str, Any]]:
+    """The payload form of a chunk's hyperlinks. A link's start is kept relative to the chunk: it
+    ties the link to the sentence it is in (cuerag.link_edges)."""
+    return [
+        {
+            "text": link.text,
+            "target": link.target,
+            "doc_id": link.doc_id,
+            "wiki": link.wiki,
+            "start": link.start - place.start,
+        }
+        for link in place.links
+    ]
 
 
 def citation_of(graph: Graph, c: int) -> Citation:

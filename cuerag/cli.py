@@ -250,8 +250,8 @@ def index(
 
 def print_report(report: IndexReport, *, told: Mapping[str, str] | None = None) -> None:
     """An index report for a person: one line per file that changed or failed, then the counts.
-    `told` (path → reason): failures already shown, as by a watch's last sync, are counted in one
-    line rather than shown again."""
+    `told` (path → reason): failures already shown, as by a watch's last sync, are named in one
+    line without their reasons rather than shown again."""
     for label, files in (("added", report.added), ("changed", report.changed), ("removed", report.removed)):
         for f in files:
             out.print(f"{label:>8} {_shown(f.path)}")
@@ -261,7 +261,8 @@ def print_report(report: IndexReport, *, told: Mapping[str, str] | None = None) 
         if f not in again:
             out.print(f"[red]  failed[/red] {_shown(f.path)}: {_shown(f.reason)}")
     if again:
-        out.print(f"[red]  failed[/red] {_count(len(again), 'file')}, as at the last sync (shown above)")
+        names = ", ".join(_shown(f.path) for f in again)
+        out.print(f"[red]  failed[/red] again, for the reasons given when they first failed: {names}")
     if any((report.added, report.changed, report.removed, report.skipped, report.failed)):
         out.print(
             f"files: {len(report.added)} added, {len(report.changed)} changed, {len(report.removed)} removed, "

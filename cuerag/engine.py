@@ -33,8 +33,8 @@ from cuerag.errors import (
     Cancelled,
     CorpusNotFoundError,
     CueRagError,
-    InputError,
     InvalidNameError,
+    NothingIndexed,
     ParameterError,
     ReadOnlyError,
     StorageFullError,
@@ -478,7 +478,7 @@ class CueRag:
             if not docs and not plan.remove and not plan.skipped:
                 # Nothing could be read and nothing was there already: an error, not an empty report.
                 if plan.failed:
-                    raise InputError("nothing to index: " + "; ".join(f"{f.path}: {f.reason}" for f in plan.failed))
+                    raise NothingIndexed([(f.path, f.reason) for f in plan.failed])
                 if not exists:
                     raise no_files_error(paths)
             if docs:

@@ -21,6 +21,15 @@ class InputError(CueRagError):
     """A document, file or path that cannot be indexed (missing, empty, binary, malformed)."""
 
 
+class NothingIndexed(InputError):
+    """Every file given failed to read and the corpus held none of them: `failed` says which
+    (path, reason), so that a watch can tell a repeat from news."""
+
+    def __init__(self, failed: list[tuple[str, str]]) -> None:
+        super().__init__("nothing to index: " + "; ".join(f"{path}: {reason}" for path, reason in failed))
+        self.failed = failed
+
+
 class RequestTooLarge(InputError):
     """One request would read more bytes, across its files, than `max_request_bytes` allows: the
     whole request is refused (not one file skipped), since the rest would be over the cap too."""

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 
 from cuerag.chunk_vectors import DERIVED, EMBEDDED, derive_chunk_vectors, stacked
 from cuerag.chunking import chunk_document
-from cuerag.citations import citation_payload
+from cuerag.citations import citation_payload, links_payload
 from cuerag.config import Settings
 from cuerag.diskspace import SpaceGuard, estimated_bytes
 from cuerag.documents import Document
@@ -628,10 +628,10 @@ def index_shape(settings: Settings) -> str:
 
 
 _PROVENANCE = ("source", "root", "file_hash")
-# The payload keys a kept chunk is brought up to date in: its file's provenance, and the document's
-# metadata (front matter, on its first chunk), which an edit can change while the text, and so
-# every chunk id, stays the same.
-_LABELS = (*_PROVENANCE, "doc_metadata")
+# The payload keys a kept chunk is brought up to date in: its file's provenance, the document's
+# metadata (front matter, on its first chunk) and the chunk's hyperlinks (their targets and places),
+# which an edit can change while the text, and so every chunk id, stays the same.
+_LABELS = (*_PROVENANCE, "doc_metadata", "links")
 
 
 def _provenance(doc: Document) -> dict[str, str]:
@@ -642,8 +642,12 @@ def _provenance(doc: Document) -> dict[str, str]:
 
 def _labels(provenance: dict[str, str], piece: TextChunk) -> dict[str, object]:
     """A chunk's labels (`_LABELS`) as the document gives them now."""
-    metadata = piece.place.metadata if piece.place is not None else {}
-    return {**provenance, "doc_metadata": metadata} if metadata else dict(provenance)
+    labels: dict[str, object] = dict(provenance)
+    if piece.place is not None:
+        labels["links"] = links_payload(piece.place)
+        if piece.place.metadata:
+            labels["doc_metadata"] = piece.place.metadata
+    return labels
 
 
 def _refreshed(graph: Graph, labels: dict[str, dict[str, object]]) -> list[StoredPoint]:

@@ -30,18 +30,33 @@ def _folded(text: str) -> str:
     return " " + " ".join(_WORD.findall(fold_accents(text).casefold())) + " "
 
 
-def unit_spans(text: str, units: list[str]) -> list[tuple[int, int] | None]:
-    """Where each unit lies in its chunk's text, in order: a sentence unit is the text's words
-    with the whitespace between them collapsed, so it is found word for word, past the unit
-    before it. None for a unit not found (an LLM's rewording)."""
-    spans: list[tuple[int, int] | None] = []
+def unit_spans(text: str, units: list[str]) -> list[list[tuple[int, int]]]:
+    """Where each unit occurs in its chunk's text, every occurrence: a sentence unit is the text's
+    words with the whitespace between them collapsed, so it is found word for word, on word
+    boundaries. The text is collapsed once and searched with `str.find`, as a chunk holds many
+    units. Empty for a unit not found (an LLM's rewording)."""
+    words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+    collapsed = " ".join(text[a:b] for a, b in words)
+    # The collapsed text's word starts, and the word each one is.
+    starts: dict[int, int] = {}
     at = 0
+    for n, (a, b) in enumerate(words):
+        starts[at] = n
+        at += b - a + 1
+    spans: list[list[tuple[int, int]]] = []
     for unit in units:
-        words = unit.split()
-        found = re.compile(r"\s+".join(map(re.escape, words))).search(text, at) if words else None
-        spans.append(None if found is None else found.span())
-        if found is not None:
-            at = found.end()
+        needle = " ".join(unit.split())
+        count = needle.count(" ") + 1
+        found: list[tuple[int, int]] = []
+        at = collapsed.find(needle) if needle else -1
+        while at >= 0:
+            first = starts.get(at)
+            last = None if first is None else first + count - 1
+            end = at + len(needle)
+            if first is not None and last is not None and (end == len(collapsed) or collapsed[end] == " "):
+                found.append((words[first][0], words[last][1]))
+            at = collapsed.find(needle, at + 1)
+        spans.append(found)
     return spans
 
 
@@ -78,19 +93,29 @@ class LinkEdges:
                 for u in self._link_units(link, units, spans):
                     self._hyperlinks[u] = tuple(dict.fromkeys((*self._hyperlinks.get(u, ()), doc)))
 
-    def _link_units(self, link: dict[str, object], units: list[int], spans: list[tuple[int, int] | None]) -> list[int]:
-        """The units a chunk's hyperlink belongs to: the one whose sentence holds the link's place
-        in the chunk; else (an index made before places were stored, or units an LLM rewrote, which
-        are not found in the chunk's text) every unit that holds its anchor text as words."""
-        at = link.get("start")
-        if isinstance(at, int) and spans:
-            for u, span in zip(units, spans, strict=True):
-                if span is not None and span[0] <= at < span[1]:
-                    return [u]
+    def _link_units(self, link: dict[str, object], units: list[int], spans: list[list[tuple[int, int]]]) -> list[int]:
+        """The units a chunk's hyperlink belongs to: the sentence whose text holds the link's place in
+        the chunk (the longest, where a short unit's words also occur inside a longer sentence).
+        Without a place (an index made before places were stored) every unit holding its anchor text
+        as words; with one that no sentence found holds, the units not found (an LLM's rewording)
+        that hold them."""
+        written = link.get("start")
+        at = written if isinstance(written, int) and not isinstance(written, bool) else None
+        candidates = units
+        if at is not None and spans:
+            holding = [
+                (end - start, u)
+                for u, found in zip(units, spans, strict=True)
+                for start, end in found
+                if start <= at < end
+            ]
+            if holding:
+                return [max(holding)[1]]
+            candidates = [u for u, found in zip(units, spans, strict=True) if not found]
         anchor = _folded(str(link.get("text", "")))
         if not anchor.strip():
             return []
-        return [u for u in units if anchor in _folded(self._graph.unit_texts[u])]
+        return [u for u in candidates if anchor in _folded(self._graph.unit_texts[u])]
 
     def from_unit(self, unit: int, *, weigh_titles: bool = True) -> list[LinkTarget]:
         """The documents a unit links to or names by title (its own document's title aside)."""

@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 import watchfiles
 
 from cuerag.engine import CueRag
-from cuerag.errors import Cancelled, CueRagError
+from cuerag.errors import Cancelled, CueRagError, NothingIndexed
 from cuerag.folders import FileCheck, WalkRules, is_ignored
 from cuerag.index import IndexReport, Progress
 
@@ -59,9 +59,10 @@ def watch_folder(
     # The failures of the last sync: a file that fails again for the same reason is not warned of
     # at every sync (the report still lists it, as the state of the folder).
     known_failures: dict[str, str] = {}
+    last_error = ""  # a sync that fails as the last one did is not warned of again either
 
     def sync_once() -> None:
-        nonlocal known_failures
+        nonlocal known_failures, last_error
         try:
             report = engine.index_paths(
                 corpus,
@@ -76,11 +77,16 @@ def watch_folder(
         except Cancelled:
             return  # stopped: the watch ends at the next yield
         except CueRagError as exc:
-            log.warning("sync of %s into %s failed: %s", root, corpus, exc)
+            level = logging.DEBUG if str(exc) == last_error else logging.WARNING
+            log.log(level, "sync of %s into %s failed: %s", root, corpus, exc)
+            last_error = str(exc)
+            if isinstance(exc, NothingIndexed):  # every file failed: known, as a report's would be
+                known_failures = dict(exc.failed)
             if on_error is not None:
                 on_error(exc)
             return
         known_failures = {f.path: f.reason for f in report.failed}
+        last_error = ""
         on_report(report)
 
     synced = False

@@ -384,7 +384,8 @@ def test_a_watch_warns_of_a_bad_file_once_until_its_reason_changes(
     capsys.readouterr()
     print_report(second, told={f.path: f.reason for f in first.failed})
     shown = capsys.readouterr().out
-    assert "broken.pdf" not in shown and "1 file, as at the last sync" in shown
+    assert "not a readable PDF" not in shown and "again, for the reasons given when they first failed" in shown
+    assert "broken.pdf" in shown  # named, so the user need not scroll back to find which
     print_report(third, told={f.path: f.reason for f in second.failed})
     assert "broken.pdf" in capsys.readouterr().out
 

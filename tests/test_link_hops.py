@@ -164,6 +164,27 @@ def test_an_indexed_hyperlink_keeps_its_place_and_leads_from_its_own_sentence(en
         "The full manual is here.": ["Manual"],
         "Here the weather is fine.": [],
     }, linked
+    # The link moves to another sentence and the text stays the same (so does every chunk id):
+    # the kept chunk's links are brought up to date, and the hop moves with the link.
+    (folder / "guide.md").write_text(
+        "# Guide\n\nWe are [here](manual.md) to help the crew.\n\nThe full manual is here. Here the weather is fine.\n",
+        encoding="utf-8",
+    )
+    engine.index_paths("places", [folder], sync=True)
+    retriever = engine.retriever("places")
+    g = retriever.graph
+    edges = retriever.derived.link_edges()
+    moved = {
+        g.unit_texts[u]: [t.title for t in edges.from_unit(u, weigh_titles=False) if t.kind == "hyperlink"]
+        for c, doc in enumerate(g.chunk_docs)
+        if doc == "guide.md"
+        for u in g.chunk_units[c]
+    }
+    assert moved == {
+        "We are here to help the crew.": ["Manual"],
+        "The full manual is here.": [],
+        "Here the weather is fine.": [],
+    }, moved
 
 
 def test_a_hyperlink_without_a_place_falls_back_to_its_anchor_words() -> None:
@@ -174,7 +195,20 @@ def test_a_hyperlink_without_a_place_falls_back_to_its_anchor_words() -> None:
     units = ["The manual is here.", "Night shift procedures explain it."]
     g = _link_graph(units, [[0, 1], []], [[{"text": "manual", "doc_id": "b"}], []], ["a", "b"])
     assert [t.title for t in LinkEdges(g, lambda: None).from_unit(0)] == ["b"]  # type: ignore[arg-type]
-    assert unit_spans("A b.\nC  d.", ["A b.", "Reworded.", "C d."]) == [(0, 4), None, (5, 10)]
+    assert unit_spans("A b.\nC  d.", ["A b.", "Reworded.", "C d."]) == [[(0, 4)], [], [(5, 10)]]
+    assert unit_spans("Go there. Go here.", ["here."]) == [[(13, 18)]]  # whole words only
+
+
+def test_a_hyperlink_in_a_repeated_sentence_stays_with_that_sentence() -> None:
+    """Units are one per distinct sentence, so the second "Read the manual here." is the first's
+    unit: every occurrence is placed, and the link does not fall back to its anchor word."""
+    from cuerag.link_edges import LinkEdges
+
+    units = ["Read the manual here.", "We are here to help."]
+    text = "Read the manual here. We are here to help. Read the manual here."
+    link = {"text": "here", "doc_id": "b", "start": text.rindex("here")}
+    edges = LinkEdges(_link_graph(units, [[0, 1], []], [[link], []], ["a", "b"], [text, "B."]), lambda: None)  # type: ignore[arg-type]
+    assert [t.title for t in edges.from_unit(0)] == ["b"] and edges.from_unit(1) == []
 
 
 def test_a_link_hop_weight_below_one_does_not_raise_a_units_score() -> None:
