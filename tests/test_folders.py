@@ -324,14 +324,14 @@ def test_cli_sync_and_strict(tmp_path: Path) -> None:
 
 
 @contextlib.contextmanager
-def watching(engine: CueRag, vault: Path) -> Iterator[queue.Queue[IndexReport]]:
+def watching(engine: CueRag, vault: Path, **more: object) -> Iterator[queue.Queue[IndexReport]]:
     """A watch of `vault` into corpus "watched" in a thread, its reports in a queue; stopped after."""
     reports: queue.Queue[IndexReport] = queue.Queue()
     stop = threading.Event()
     watcher = threading.Thread(
         target=watch_folder,
         args=(engine, "watched", vault),
-        kwargs={"on_report": reports.put, "stop": stop, "debounce_ms": 100},
+        kwargs={"on_report": reports.put, "stop": stop, "debounce_ms": 100, **more},
     )
     watcher.start()
     try:
@@ -388,6 +388,22 @@ def test_a_watch_warns_of_a_bad_file_once_until_its_reason_changes(
     assert "broken.pdf" in shown  # named, so the user need not scroll back to find which
     print_report(third, told={f.path: f.reason for f in second.failed})
     assert "broken.pdf" in capsys.readouterr().out
+
+
+def test_a_watch_of_a_folder_where_every_file_fails_warns_once(
+    engine: CueRag, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Nothing to index is an error, not a report: the watch still knows the failures it names."""
+    vault = tmp_path / "vault"
+    write(vault / "broken.pdf", "%PDF-1.4 cut short")
+    errors: queue.Queue[Exception] = queue.Queue()
+    with caplog.at_level("WARNING"), watching(engine, vault, on_error=errors.put):
+        errors.get(timeout=120)
+        for n in range(2):  # the same bad bytes written again: the same reason
+            write(vault / "broken.pdf", "%PDF-1.4 cut short" + " " * (n + 1))
+            errors.get(timeout=120)
+    warned = [r.getMessage() for r in caplog.records if "broken.pdf" in r.getMessage()]
+    assert len(warned) == 2, warned  # the file's skip and the sync's failure, each once
 
 
 # ---- the MCP tool -------------------------------------------------------------------------------
