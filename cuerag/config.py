@@ -273,6 +273,19 @@ LexicalAdaptive = Annotated[
     ),
 ]
 
+LexicalFloor = Annotated[
+    float,
+    Field(
+        ge=0.0,
+        le=1.0,
+        # The adaptive share reaches zero for a query whose best dense match stands out of the
+        # corpus; a floor keeps some term evidence there too, since a clear dense match can still be
+        # the wrong page among pages of one subject (measured, README).
+        description="The least share of lexical_weight and lexical_candidates a query gets when "
+        "lexical_adaptive scales them (0: none for a query the embedder is sure of).",
+    ),
+]
+
 LinkHops = Annotated[
     bool,
     Field(
@@ -305,6 +318,7 @@ class QIterParams(BaseModel):
     lexical_candidates: LexicalCandidates = 10
     title_specificity: TitleSpecificity = True
     lexical_adaptive: LexicalAdaptive = True
+    lexical_floor: LexicalFloor = 0.1
     link_hops: LinkHops = True
 
 

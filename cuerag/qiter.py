@@ -109,7 +109,8 @@ class _QIterRun:
         self.clock.lap("embed")
         share = 1.0
         if self.params.lexical_weight > 0 and self.params.lexical_adaptive:
-            share = lexical_share(self.graph.chunk_vectors @ qvec)
+            floor = self.params.lexical_floor
+            share = floor + (1 - floor) * lexical_share(self.graph.chunk_vectors @ qvec)
         self.lexical_weight = self.params.lexical_weight * share
         self.lexical_candidates = round(self.params.lexical_candidates * share)
         if self.lexical_weight > 0:

@@ -112,11 +112,23 @@ def test_the_lexical_share_follows_how_far_the_best_dense_match_stands_out() -> 
 def test_the_weight_a_query_gets_is_in_its_trace(notes: CueRag) -> None:
     retriever = notes.retriever(CORPUS)
     share = lexical_share(retriever.graph.chunk_vectors @ retriever.embed_query(QUESTION))
-    adaptive = notes.query(CORPUS, QUESTION, params=make_params(lexical_weight=0.4))
+    adaptive = notes.query(CORPUS, QUESTION, params=make_params(lexical_weight=0.4, lexical_floor=0.0))
     fixed = notes.query(CORPUS, QUESTION, params=make_params(lexical_weight=0.4, lexical_adaptive=False))
     assert adaptive.trace is not None and fixed.trace is not None
     assert adaptive.trace.lexical_weight == pytest.approx(0.4 * share, abs=1e-4)
     assert fixed.trace.lexical_weight == pytest.approx(0.4)
+
+
+@pytest.mark.parametrize("floor", [0.1, 0.5, 1.0])
+def test_a_query_the_embedder_is_sure_of_keeps_the_floor_of_the_lexical_weight(notes: CueRag, floor: float) -> None:
+    """The adaptive share is 0 where the best dense match stands out of the corpus; the floor keeps
+    a part of the weight (and of the lexical candidates) for every query, all of it at 1."""
+    retriever = notes.retriever(CORPUS)
+    share = lexical_share(retriever.graph.chunk_vectors @ retriever.embed_query(QUESTION))
+    result = notes.query(CORPUS, QUESTION, params=make_params(lexical_weight=0.4, lexical_floor=floor))
+    assert result.trace is not None
+    assert result.trace.lexical_weight == pytest.approx(0.4 * (floor + (1 - floor) * share), abs=1e-4)
+    assert result.trace.lexical_weight >= 0.4 * floor - 1e-6
 
 
 def test_every_lexical_method_answers_on_a_corpus_without_a_word(make_engine: EngineFactory) -> None:
