@@ -258,7 +258,7 @@ def print_report(report: IndexReport, *, told: Mapping[str, str] | None = None) 
     told = told or {}
     again = [f for f in report.failed if told.get(f.path) == f.reason]
     for f in report.failed:
-        if f not in again:
+        if told.get(f.path) != f.reason:
             out.print(f"[red]  failed[/red] {_shown(f.path)}: {_shown(f.reason)}")
     if again:
         names = ", ".join(_shown(f.path) for f in again)

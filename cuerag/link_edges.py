@@ -50,14 +50,19 @@ def unit_spans(text: str, units: list[str]) -> list[list[tuple[int, int]]]:
         found: list[tuple[int, int]] = []
         at = collapsed.find(needle) if needle else -1
         while at >= 0:
-            first = starts.get(at)
-            last = None if first is None else first + count - 1
+            first = starts.get(at)  # None: the match starts inside a word
             end = at + len(needle)
-            if first is not None and last is not None and (end == len(collapsed) or collapsed[end] == " "):
-                found.append((words[first][0], words[last][1]))
+            if first is not None and (end == len(collapsed) or collapsed[end] == " "):
+                found.append((words[first][0], words[first + count - 1][1]))
             at = collapsed.find(needle, at + 1)
         spans.append(found)
     return spans
+
+
+def _place(link: dict[str, object]) -> int | None:
+    """A stored link's start in its chunk; None for a link stored before places were."""
+    start = link.get("start")
+    return start if isinstance(start, int) and not isinstance(start, bool) else None
 
 
 @dataclass(frozen=True)
@@ -73,7 +78,7 @@ class LinkTarget:
 
 class LinkEdges:
     """A snapshot's link edges. The hyperlinks of each unit are found once (a chunk's links whose
-    anchor text the unit's sentence holds); title mentions are read from a unit's text when the
+    place lies in the unit's sentence, see `_link_units`); title mentions are read from a unit's text when the
     walk reaches it, since a corpus's units are many and a query's walk reaches few."""
 
     def __init__(self, graph: Graph, specificity: Callable[[], TitleSpecificity]) -> None:
@@ -86,7 +91,7 @@ class LinkEdges:
                 continue
             written = graph.chunk_payload(c).get("links", [])
             units = graph.chunk_units[c]
-            placed = any(isinstance(link.get("start"), int) for link in written)
+            placed = any(_place(link) is not None for link in written)
             spans = unit_spans(graph.chunk_texts[c], [graph.unit_texts[u] for u in units]) if placed else []
             for n, doc in resolved.items():
                 link = written[n] if n < len(written) else {}
@@ -99,8 +104,7 @@ class LinkEdges:
         Without a place (an index made before places were stored) every unit holding its anchor text
         as words; with one that no sentence found holds, the units not found (an LLM's rewording)
         that hold them."""
-        written = link.get("start")
-        at = written if isinstance(written, int) and not isinstance(written, bool) else None
+        at = _place(link)
         candidates = units
         if at is not None and spans:
             holding = [

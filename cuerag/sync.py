@@ -59,7 +59,6 @@ class SyncPlan:
     failed: list[FileOutcome] = field(default_factory=list)
     unchanged_documents: int = 0  # in skipped files
     unchanged_chunks: int = 0
-    known_failures: dict[str, str] = field(default_factory=dict)  # not warned of again
 
 
 def file_hash(raw: bytes, shape: str) -> str:
@@ -121,14 +120,15 @@ def plan_sync(
     `failed` and the rest go on. A request over its byte `budget` is refused whole.
     `known_failures` (path → reason, as a watch's last sync reported them): a file failing again
     for the same reason is still listed but logged at debug level, so a watch warns once."""
-    plan = SyncPlan(known_failures=dict(known_failures or {}))
+    plan = SyncPlan()
+    known = known_failures or {}
     limits = limits or ReadLimits()
     stored = stored_files(graph)
     keep: set[str] = set()
     seen: set[str] = set()
     for file in walk.entries:
         if isinstance(file, FileOutcome):  # could not be walked to: a loop, a dangling link
-            _fail(plan, file, strict=strict)
+            _fail(plan, file, strict=strict, known=known)
             continue
         location = file.location
         seen.add(location)
@@ -156,7 +156,7 @@ def plan_sync(
         except RequestTooLarge:
             raise
         except (InputError, OSError) as exc:
-            _fail(plan, FileOutcome(path=shown_path, reason=_reason(exc, file)), strict=strict)
+            _fail(plan, FileOutcome(path=shown_path, reason=_reason(exc, file)), strict=strict, known=known)
             if before is not None:
                 keep |= before.doc_ids  # a file that cannot be read now keeps its earlier version
             continue
@@ -187,10 +187,10 @@ def _reason(exc: Exception, file: FoundFile) -> str:
     return text
 
 
-def _fail(plan: SyncPlan, failure: FileOutcome, *, strict: bool) -> None:
+def _fail(plan: SyncPlan, failure: FileOutcome, *, strict: bool, known: Mapping[str, str]) -> None:
     if strict:
         raise InputError(f"{failure.path}: {failure.reason} (strict: nothing was written)")
-    repeated = plan.known_failures.get(failure.path) == failure.reason
+    repeated = known.get(failure.path) == failure.reason
     log.log(logging.DEBUG if repeated else logging.WARNING, "skipping %s: %s", failure.path, failure.reason)
     plan.failed.append(failure)
 

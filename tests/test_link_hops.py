@@ -141,6 +141,19 @@ def test_a_hyperlink_is_an_edge_of_its_own_sentence_only() -> None:
     assert edges.from_unit(0) == [] and [t.title for t in edges.from_unit(1)] == ["b"]
 
 
+def hyperlinks_by_sentence(engine: CueRag, corpus: str, doc: str) -> dict[str, list[str]]:
+    """Each unit of a document, by its text, with the titles its hyperlink edges lead to."""
+    retriever = engine.retriever(corpus)
+    g = retriever.graph
+    edges = retriever.derived.link_edges()
+    return {
+        g.unit_texts[u]: [t.title for t in edges.from_unit(u, weigh_titles=False) if t.kind == "hyperlink"]
+        for c, d in enumerate(g.chunk_docs)
+        if d == doc
+        for u in g.chunk_units[c]
+    }
+
+
 def test_an_indexed_hyperlink_keeps_its_place_and_leads_from_its_own_sentence(engine: CueRag, tmp_path: Path) -> None:
     folder = tmp_path / "notes"
     folder.mkdir()
@@ -150,15 +163,7 @@ def test_an_indexed_hyperlink_keeps_its_place_and_leads_from_its_own_sentence(en
     )
     (folder / "manual.md").write_text("# Manual\n\nPull the blue lever twice.\n", encoding="utf-8")
     engine.index_paths("places", [folder])
-    retriever = engine.retriever("places")
-    g = retriever.graph
-    edges = retriever.derived.link_edges()
-    linked = {
-        g.unit_texts[u]: [t.title for t in edges.from_unit(u, weigh_titles=False) if t.kind == "hyperlink"]
-        for c, doc in enumerate(g.chunk_docs)
-        if doc == "guide.md"
-        for u in g.chunk_units[c]
-    }
+    linked = hyperlinks_by_sentence(engine, "places", "guide.md")
     assert linked == {
         "We are here to help the crew.": [],
         "The full manual is here.": ["Manual"],
@@ -171,15 +176,7 @@ def test_an_indexed_hyperlink_keeps_its_place_and_leads_from_its_own_sentence(en
         encoding="utf-8",
     )
     engine.index_paths("places", [folder], sync=True)
-    retriever = engine.retriever("places")
-    g = retriever.graph
-    edges = retriever.derived.link_edges()
-    moved = {
-        g.unit_texts[u]: [t.title for t in edges.from_unit(u, weigh_titles=False) if t.kind == "hyperlink"]
-        for c, doc in enumerate(g.chunk_docs)
-        if doc == "guide.md"
-        for u in g.chunk_units[c]
-    }
+    moved = hyperlinks_by_sentence(engine, "places", "guide.md")
     assert moved == {
         "We are here to help the crew.": ["Manual"],
         "The full manual is here.": [],
