@@ -28,7 +28,7 @@ from cuerag.answering import generate_answer
 from cuerag.config import QIterParams
 from cuerag.documents import Document, content_id
 from cuerag.engine import CueRag, make_params
-from cuerag.errors import InputError, ParameterError
+from cuerag.errors import InputError, ParameterError, ReadOnlyError
 from cuerag.index import Progress
 from cuerag.llm import LLMUsage, require_llm
 from cuerag.qiter import STAGES
@@ -416,13 +416,22 @@ def run_eval(
     answers: bool = False,
 ) -> EvalRun:
     """Index the corpus once (reused by later runs: the corpus is named after the file's content),
-    then run every method over the same questions. `answers`: score the LLM's answers too."""
+    then run every method over the same questions. `answers`: score the LLM's answers too. A
+    read-only engine indexes nothing: it scores the index an earlier run built of the same content
+    (an index shared by several runs, or on a read-only mount)."""
     if answers:
         require_llm(engine.llm, "scoring answers")
     docs = load_paths([corpus_file])
     questions = load_questions(questions_file, docs, fmt)[:limit]
     corpus = corpus_name_for(corpus_file)
-    engine.index_documents(corpus, docs, progress=progress)
+    if engine.settings.read_only:
+        if corpus not in engine.corpora():
+            raise ReadOnlyError(
+                f"read-only: {corpus_file} has no index in {engine.settings.data_dir} (its corpus would be "
+                f"{corpus!r}); run the eval once without --read-only to build it"
+            )
+    else:
+        engine.index_documents(corpus, docs, progress=progress)
     run_params = params.model_copy(update={"top_n": max(ks)})
     results: dict[str, dict[str, float]] = {}
     llm_usage: dict[str, LLMUsage] = {}

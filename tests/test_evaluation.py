@@ -233,6 +233,30 @@ def test_eval_command_writes_results(tmp_path: Path, monkeypatch: pytest.MonkeyP
     again = CliRunner().invoke(app, [*args, "--methods", "dense", "--k", "1", "--out", str(out), "--limit", "1"])
     assert again.exit_code == 0, again.output
     assert len(json.loads((out / "results.json").read_text())["questions"]) == 1
+    # Read-only, the eval scores that index as it is, and writes nothing into the data directory.
+    before = _tree(tmp_path / "data")
+    shared = CliRunner().invoke(app, ["--read-only", *args, "--methods", "qiter", "--k", "5", "--out", str(out)])
+    assert shared.exit_code == 0, shared.output
+    assert json.loads((out / "results.json").read_text())["methods"]["qiter"]["recall@5"] == 1.0
+    assert _tree(tmp_path / "data") == before
+
+
+def _tree(root: Path) -> dict[str, tuple[int, int]]:
+    """Every file under root with its size and modification time."""
+    return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_a_read_only_eval_without_an_index_says_how_to_build_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CUERAG_DATA_DIR", str(tmp_path / "data"))
+    CliRunner().invoke(app, ["corpora"])  # an empty data directory
+    q = _write(tmp_path, "q.json", [{"question": "Who was Teutberga?", "gold_titles": ["Teutberga"]}])
+    args = ["--read-only", "eval", "--questions", str(q), "--corpus", str(SAMPLE_CORPUS), "--out", str(tmp_path / "o")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1
+    assert "has no index in" in result.output and "without --read-only" in result.output
+    assert not (tmp_path / "o").exists()
 
 
 def load_doc_id(title: str) -> str:
