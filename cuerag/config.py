@@ -328,4 +328,6 @@ def param_help(name: str) -> str:
     bounds = {type(m).__name__: m for m in field.metadata}
     low, high = bounds.get("Ge"), bounds.get("Le")
     span = f"; {low.ge}..{high.le}" if low is not None and high is not None else ""
-    return f"{field.description} [default {field.default!r}{span}]"
+    # Round brackets: rich, which draws typer's help, takes "[default 3; 1..50]" for a style tag
+    # and drops it.
+    return f"{field.description} (default {field.default!r}{span})"

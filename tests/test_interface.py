@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 
 import cuerag.cli
 from cuerag import CueRag, Settings
-from cuerag.config import MAX_QUERY_CHARS
+from cuerag.config import MAX_QUERY_CHARS, QIterParams
 from cuerag.documents import JSON_SUFFIXES, TEXT_SUFFIXES
 from cuerag.models import Models
 from server.app import build_server
@@ -119,6 +119,15 @@ def test_cli_help_is_whole_sentences_and_lists_every_indexed_suffix() -> None:
         assert "\n" not in summary and summary.endswith("."), (name, summary)
     shown = CliRunner().invoke(cuerag.cli.app, ["index", "--help"], env={"COLUMNS": "200"}).output
     assert all(suffix in shown for suffix in TEXT_SUFFIXES | JSON_SUFFIXES), shown
+
+
+def test_cli_query_help_shows_each_q_iter_default_and_range() -> None:
+    shown = CliRunner().invoke(cuerag.cli.app, ["query", "--help"], env={"COLUMNS": "250"}).output
+    for name in ("k", "depth", "beam", "top_n", "title_links"):
+        field = QIterParams.model_fields[name]
+        bounds = {type(m).__name__: m for m in field.metadata}
+        assert f"(default {field.default}; {bounds['Ge'].ge}..{bounds['Le'].le})" in shown, (name, shown)
+    assert "(default True)" in shown, shown
 
 
 def test_cli_query_says_why_each_chunk_is_here(data_dir: Path, models: Models) -> None:
