@@ -286,6 +286,16 @@ LexicalFloor = Annotated[
     ),
 ]
 
+LexicalHomogeneity = Annotated[
+    bool,
+    Field(
+        # cuerag.lexical.homogeneity_floor: none for a corpus of unrelated passages, the whole
+        # weight for a corpus on one subject, where the adaptive share misreads the narrow spread
+        # of cosines as a sure dense match (measured, README).
+        description="Raise lexical_floor by how alike the corpus's chunks are (off: lexical_floor alone).",
+    ),
+]
+
 LinkHops = Annotated[
     bool,
     Field(
@@ -319,6 +329,7 @@ class QIterParams(BaseModel):
     title_specificity: TitleSpecificity = True
     lexical_adaptive: LexicalAdaptive = True
     lexical_floor: LexicalFloor = 0.1
+    lexical_homogeneity: LexicalHomogeneity = True
     link_hops: LinkHops = True
 
 

@@ -1,6 +1,6 @@
-"""Indexes derived from one graph snapshot (BM25 over its texts, how specific each title is, the
-link edges the walk may take, how the corpus writes its words, its documents), each built on first
-use and kept with the snapshot: a new snapshot gets new ones."""
+"""Indexes derived from one graph snapshot (BM25 over its texts, how alike its chunks are, how
+specific each title is, the link edges the walk may take, how the corpus writes its words, its
+documents), each built on first use and kept with the snapshot: a new snapshot gets new ones."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import threading
 from cuerag.casing import CorpusCasing
 from cuerag.catalog import DocumentTable, catalog
 from cuerag.graph import Graph
-from cuerag.lexical import LexicalIndex
+from cuerag.lexical import LexicalIndex, corpus_homogeneity
 from cuerag.link_edges import LinkEdges
 from cuerag.links import TitleSpecificity
 
@@ -19,6 +19,7 @@ class SnapshotIndexes:
         self.graph = graph
         self._lock = threading.Lock()
         self._lexical: LexicalIndex | None = None
+        self._homogeneity: float | None = None
         self._specificity: TitleSpecificity | None = None
         self._link_edges: LinkEdges | None = None
         self._casing: CorpusCasing | None = None
@@ -29,6 +30,13 @@ class SnapshotIndexes:
             if self._lexical is None:
                 self._lexical = LexicalIndex(self.graph)
             return self._lexical
+
+    def homogeneity(self) -> float:
+        """The mean cosine between two of the snapshot's chunks (`corpus_homogeneity`)."""
+        with self._lock:
+            if self._homogeneity is None:
+                self._homogeneity = corpus_homogeneity(self.graph.chunk_vectors)
+            return self._homogeneity
 
     def title_specificity(self) -> TitleSpecificity:
         with self._lock:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cuerag.config import QIterParams
-from cuerag.lexical import LexicalFusion, LexicalScores, lexical_share
+from cuerag.lexical import LexicalFusion, LexicalScores, homogeneity_floor, lexical_share
 from cuerag.link_edges import LinkTarget
 from cuerag.link_scoring import TitleEvidence
 from cuerag.results import (
@@ -110,6 +110,8 @@ class _QIterRun:
         share = 1.0
         if self.params.lexical_weight > 0 and self.params.lexical_adaptive:
             floor = self.params.lexical_floor
+            if self.params.lexical_homogeneity:
+                floor = max(floor, homogeneity_floor(self.r.derived.homogeneity()))
             share = floor + (1 - floor) * lexical_share(self.graph.chunk_vectors @ qvec)
         self.lexical_weight = self.params.lexical_weight * share
         self.lexical_candidates = round(self.params.lexical_candidates * share)

@@ -12,7 +12,15 @@ import pytest
 from conftest import EngineFactory
 
 from cuerag import CueRag, Settings, make_document, make_params
-from cuerag.lexical import LexicalFusion, LexicalScores, lexical_share
+from cuerag.lexical import (
+    DIVERSE_CORPUS,
+    ONE_SUBJECT_CORPUS,
+    LexicalFusion,
+    LexicalScores,
+    corpus_homogeneity,
+    homogeneity_floor,
+    lexical_share,
+)
 from cuerag.models import Models
 from cuerag.scoring import VectorScorer
 
@@ -112,7 +120,9 @@ def test_the_lexical_share_follows_how_far_the_best_dense_match_stands_out() -> 
 def test_the_weight_a_query_gets_is_in_its_trace(notes: CueRag) -> None:
     retriever = notes.retriever(CORPUS)
     share = lexical_share(retriever.graph.chunk_vectors @ retriever.embed_query(QUESTION))
-    adaptive = notes.query(CORPUS, QUESTION, params=make_params(lexical_weight=0.4, lexical_floor=0.0))
+    # The notes are on one subject: without lexical_homogeneity=False their floor would be the whole weight.
+    only_share = {"lexical_floor": 0.0, "lexical_homogeneity": False}
+    adaptive = notes.query(CORPUS, QUESTION, params=make_params(lexical_weight=0.4, **only_share))
     fixed = notes.query(CORPUS, QUESTION, params=make_params(lexical_weight=0.4, lexical_adaptive=False))
     assert adaptive.trace is not None and fixed.trace is not None
     assert adaptive.trace.lexical_weight == pytest.approx(0.4 * share, abs=1e-4)
@@ -125,10 +135,66 @@ def test_a_query_the_embedder_is_sure_of_keeps_the_floor_of_the_lexical_weight(n
     a part of the weight (and of the lexical candidates) for every query, all of it at 1."""
     retriever = notes.retriever(CORPUS)
     share = lexical_share(retriever.graph.chunk_vectors @ retriever.embed_query(QUESTION))
-    result = notes.query(CORPUS, QUESTION, params=make_params(lexical_weight=0.4, lexical_floor=floor))
+    params = make_params(lexical_weight=0.4, lexical_floor=floor, lexical_homogeneity=False)
+    result = notes.query(CORPUS, QUESTION, params=params)
     assert result.trace is not None
     assert result.trace.lexical_weight == pytest.approx(0.4 * (floor + (1 - floor) * share), abs=1e-4)
     assert result.trace.lexical_weight >= 0.4 * floor - 1e-6
+
+
+def test_homogeneity_is_the_mean_cosine_between_two_distinct_texts() -> None:
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(40, 16)).astype(np.float32) + 0.8  # a shared direction: alike texts
+    vectors[3] *= 5.0  # length does not count, only direction
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    cosines = unit @ unit.T
+    pairwise = (cosines.sum() - np.trace(cosines)) / (40 * 39)
+    assert corpus_homogeneity(vectors) == pytest.approx(float(pairwise), abs=1e-5)
+    assert corpus_homogeneity(np.tile(vectors[:1], (6, 1))) == pytest.approx(1.0)
+    assert abs(corpus_homogeneity(rng.normal(size=(400, 384)))) < 0.01  # unrelated texts
+    assert corpus_homogeneity(vectors[:1]) == 0.0  # one text: no pair
+
+
+def test_the_homogeneity_floor_ramps_from_a_diverse_corpus_to_one_on_a_single_subject() -> None:
+    assert homogeneity_floor(0.03) == 0.0 and homogeneity_floor(DIVERSE_CORPUS) == 0.0
+    assert homogeneity_floor(ONE_SUBJECT_CORPUS) == 1.0 and homogeneity_floor(0.9) == 1.0
+    steps = [homogeneity_floor(h) for h in np.linspace(DIVERSE_CORPUS, ONE_SUBJECT_CORPUS, 7)]
+    assert steps == sorted(steps) and 0.0 < steps[3] < 1.0
+
+
+DIVERSE = [
+    ("Eiffel Tower", "The Eiffel Tower is a wrought-iron lattice tower in Paris, finished in 1889."),
+    ("Photosynthesis", "Photosynthesis turns light into chemical energy in the leaves of green plants."),
+    ("1966 final", "The 1966 football final was played at Wembley Stadium in London."),
+    ("Ninth symphony", "Beethoven's ninth symphony ends with a choral finale."),
+    ("Kilimanjaro", "Mount Kilimanjaro is the highest mountain in Africa, code QX4471 on old survey maps."),
+]  # fmt: skip
+
+
+def test_a_corpus_on_one_subject_gives_every_query_the_whole_lexical_weight(
+    notes: CueRag, make_engine: EngineFactory
+) -> None:
+    """The notes are all about one library's storage, so a clear dense match among them can still
+    be the wrong note: every query gets the whole weight. Passages on unrelated subjects keep the
+    per-query share with its floor."""
+    retriever = notes.retriever(CORPUS)
+    assert homogeneity_floor(corpus_homogeneity(retriever.graph.chunk_vectors)) == 1.0
+    params = {"lexical_weight": 0.4, "lexical_floor": 0.1}
+    result = notes.query(CORPUS, QUESTION, params=make_params(**params))
+    assert result.trace is not None and result.trace.lexical_weight == pytest.approx(0.4)
+    off = notes.query(CORPUS, QUESTION, params=make_params(lexical_homogeneity=False, **params))
+    share = lexical_share(retriever.graph.chunk_vectors @ retriever.embed_query(QUESTION))
+    assert off.trace is not None and off.trace.lexical_weight == pytest.approx(0.4 * (0.1 + 0.9 * share), abs=1e-4)
+
+    engine = make_engine()
+    engine.index_documents("diverse", [make_document(t, x) for t, x in DIVERSE])
+    diverse = engine.retriever("diverse")
+    assert homogeneity_floor(corpus_homogeneity(diverse.graph.chunk_vectors)) == 0.0
+    question = "Where was the 1966 football final played?"
+    share = lexical_share(diverse.graph.chunk_vectors @ diverse.embed_query(question))
+    kept = engine.query("diverse", question, params=make_params(**params))
+    assert kept.trace is not None and kept.trace.lexical_weight == pytest.approx(0.4 * (0.1 + 0.9 * share), abs=1e-4)
+    assert kept.trace.lexical_weight < 0.4
 
 
 def test_every_lexical_method_answers_on_a_corpus_without_a_word(make_engine: EngineFactory) -> None:
