@@ -325,7 +325,7 @@ class QIterParams(BaseModel):
     title_links: TitleLinks = 2
     link_boost: LinkBoost = 0.1
     lexical_weight: LexicalWeight = 0.35
-    lexical_candidates: LexicalCandidates = 10
+    lexical_candidates: LexicalCandidates = 15
     title_specificity: TitleSpecificity = True
     lexical_adaptive: LexicalAdaptive = True
     lexical_floor: LexicalFloor = 0.1
