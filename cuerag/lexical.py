@@ -126,14 +126,13 @@ def corpus_homogeneity(vectors: np.ndarray) -> float:
     """The mean cosine between two distinct texts of a corpus: near 0 for passages on unrelated
     subjects, high for the pages of one project's manual. From the mean of the unit vectors, since
     the sum of all pairwise cosines is the squared norm of their sum (no n x n matrix)."""
-    n = len(vectors)
+    norms = np.linalg.norm(vectors, axis=1)
+    unit = vectors[norms > 0] / norms[norms > 0, None]  # a zero vector has no direction to compare
+    n = len(unit)
     if n < 2:
         return 0.0
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    unit = vectors / np.where(norms > 0, norms, 1.0)
     total = unit.sum(axis=0, dtype=np.float64)
-    self_pairs = float((norms > 0).sum())
-    return (float(total @ total) - self_pairs) / (n * (n - 1))
+    return (float(total @ total) - n) / (n * (n - 1))
 
 
 def homogeneity_floor(homogeneity: float) -> float:

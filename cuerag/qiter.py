@@ -111,8 +111,9 @@ class _QIterRun:
         if self.params.lexical_weight > 0 and self.params.lexical_adaptive:
             floor = self.params.lexical_floor
             if self.params.lexical_homogeneity:
-                floor = max(floor, homogeneity_floor(self.r.derived.homogeneity()))
-            share = floor + (1 - floor) * lexical_share(self.graph.chunk_vectors @ qvec)
+                floor = max(floor, homogeneity_floor(self.r.homogeneity()))
+            if floor < 1.0:
+                share = floor + (1 - floor) * lexical_share(self.r.searched_chunk_vectors() @ qvec)
         self.lexical_weight = self.params.lexical_weight * share
         self.lexical_candidates = round(self.params.lexical_candidates * share)
         if self.lexical_weight > 0:

@@ -19,7 +19,7 @@ from cuerag.derived import SnapshotIndexes
 from cuerag.errors import ParameterError
 from cuerag.graph import CHUNKS, ENTITIES, UNITS, Graph, collection_name
 from cuerag.ids import entity_point_id
-from cuerag.lexical import LexicalScores
+from cuerag.lexical import LexicalScores, corpus_homogeneity
 from cuerag.models import Models
 from cuerag.qiter import q_iter
 from cuerag.results import (
@@ -91,6 +91,19 @@ class Retriever:
         if self.subset is None:
             return scores
         return LexicalScores(units=scores.units * self.subset.units, chunks=scores.chunks * self.subset.chunks)
+
+    def searched_chunk_vectors(self) -> np.ndarray:
+        """The vectors of the chunks a search may return: the snapshot's, or the filter's subset's."""
+        vectors = self.graph.chunk_vectors
+        return vectors if self.subset is None else vectors[self.subset.chunks]
+
+    def homogeneity(self) -> float:
+        """How alike the searched chunks are (`corpus_homogeneity`): kept with the snapshot for the
+        whole corpus; a filter's documents are measured on their own, since a manual's pages
+        filtered out of a mixed folder are as alike as the manual alone."""
+        if self.subset is None:
+            return self.derived.homogeneity()
+        return corpus_homogeneity(self.searched_chunk_vectors())
 
     @property
     def note(self) -> str | None:

@@ -23,6 +23,7 @@ from cuerag.lexical import (
 )
 from cuerag.models import Models
 from cuerag.scoring import VectorScorer
+from cuerag.subset import DocFilter
 
 NOTES = [
     ("Cache settings", "The spill threshold sets how many pages the cache holds before it writes them out. "
@@ -153,6 +154,8 @@ def test_homogeneity_is_the_mean_cosine_between_two_distinct_texts() -> None:
     assert corpus_homogeneity(np.tile(vectors[:1], (6, 1))) == pytest.approx(1.0)
     assert abs(corpus_homogeneity(rng.normal(size=(400, 384)))) < 0.01  # unrelated texts
     assert corpus_homogeneity(vectors[:1]) == 0.0  # one text: no pair
+    with_zeros = np.vstack([np.tile(vectors[:1], (2, 1)), np.zeros((2, 16), dtype=np.float32)])
+    assert corpus_homogeneity(with_zeros) == pytest.approx(1.0)  # a zero vector has no direction: left out
 
 
 def test_the_homogeneity_floor_ramps_from_a_diverse_corpus_to_one_on_a_single_subject() -> None:
@@ -195,6 +198,32 @@ def test_a_corpus_on_one_subject_gives_every_query_the_whole_lexical_weight(
     kept = engine.query("diverse", question, params=make_params(**params))
     assert kept.trace is not None and kept.trace.lexical_weight == pytest.approx(0.4 * (0.1 + 0.9 * share), abs=1e-4)
     assert kept.trace.lexical_weight < 0.4
+
+
+def test_the_homogeneity_is_of_what_a_query_searches(make_engine: EngineFactory) -> None:
+    """Measured again for each snapshot, and for a filter's documents on their own: the notes
+    alone are on one subject; with unrelated passages added the corpus is not; filtered back to
+    the notes it is again."""
+    engine = make_engine()
+    notes = [make_document(t, x) for t, x in NOTES]
+    params = make_params(lexical_weight=0.4, lexical_floor=0.0)
+    engine.index_documents("mixed", notes)
+    alone = engine.query("mixed", QUESTION, params=params)
+    assert alone.trace is not None and alone.trace.lexical_weight == pytest.approx(0.4)
+
+    engine.index_documents("mixed", [make_document(t, x) for t, x in DIVERSE])
+    retriever = engine.retriever("mixed")
+    assert homogeneity_floor(retriever.homogeneity()) < 1.0
+    share = lexical_share(retriever.graph.chunk_vectors @ retriever.embed_query(QUESTION))
+    mixed = engine.query("mixed", QUESTION, params=params)
+    floor = homogeneity_floor(retriever.homogeneity())
+    assert mixed.trace is not None
+    assert mixed.trace.lexical_weight == pytest.approx(0.4 * (floor + (1 - floor) * share), abs=1e-4)
+    assert mixed.trace.lexical_weight < 0.4
+
+    only_notes = DocFilter(doc_ids=[d.id for d in notes])
+    filtered = engine.query("mixed", QUESTION, params=params, filter=only_notes)
+    assert filtered.trace is not None and filtered.trace.lexical_weight == pytest.approx(0.4)
 
 
 def test_every_lexical_method_answers_on_a_corpus_without_a_word(make_engine: EngineFactory) -> None:
