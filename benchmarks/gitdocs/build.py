@@ -158,6 +158,8 @@ def parse(path: Path):
 
 
 def main() -> None:
+    if not (SRC / "git.html").is_file():
+        sys.exit(f"{SRC} has no git.html: install the Debian package git-doc (apt-get install git-doc)")
     candidates = sorted(p.name for p in SRC.glob("*.html") if p.name not in NAVIGATION | STUBS)
     pages = {}
     dropped = {}
@@ -178,7 +180,8 @@ def main() -> None:
 
     corpus, links, links_all = [], {}, {}
     html_out = OUT / "html"
-    html_out.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(html_out, ignore_errors=True)  # no page left over from an earlier build
+    html_out.mkdir(parents=True)
     for name in sorted(pages):
         title, text = pages[name]
         if seen[title] > 1:
