@@ -247,7 +247,7 @@ class CueRag:
             self._drop(corpus)
 
     def _drop(self, corpus: str) -> None:
-        for kind in KINDS:
+        for kind in KINDS:  # chunks first: the corpus stops being listed before the rest goes
             name = collection_name(corpus, kind)
             if self.store.has_collection(name):
                 self.store.drop_collection(name)
@@ -338,7 +338,10 @@ class CueRag:
         space = self._space_guard()
         if created and space is not None:
             space.require_collections(len(KINDS), f"creating corpus {corpus!r}")
-        for kind in KINDS:
+        # The chunks collection is what lists a corpus (`corpora`, `require_corpus`): created last,
+        # so a run killed between two creations leaves no corpus a reader would open and find
+        # incomplete (the rerun creates the rest); `_drop` removes it first for the same reason.
+        for kind in sorted(KINDS, key=lambda k: k == CHUNKS):
             self.store.create_collection(collection_name(corpus, kind), dim)
         graph = self.graph(corpus)
         if not created:

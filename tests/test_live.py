@@ -153,6 +153,43 @@ def test_a_run_interrupted_between_writes_is_completed_by_a_rerun(
     assert _state(reopened, "c") == reference
 
 
+class _DyingCreation:
+    """The real store, but the process 'dies' before the Nth collection is created."""
+
+    def __init__(self, store: Any, fail_at: int) -> None:
+        self._store = store
+        self._left = fail_at
+
+    def create_collection(self, name: str, dim: int) -> None:
+        if self._left == 0:
+            raise KeyboardInterrupt("simulated crash")
+        self._left -= 1
+        self._store.create_collection(name, dim)
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._store, attr)
+
+
+@pytest.mark.parametrize("fail_at", [1, 2])
+def test_a_first_run_killed_between_creating_collections_leaves_no_half_corpus(
+    make_engine: EngineFactory, reference: dict[str, Any], fail_at: int, tmp_path: Path
+) -> None:
+    """A corpus is listed once its chunks collection exists, so that one is created last: a run
+    killed between two creations leaves nothing a reader would open and fail on."""
+    data = tmp_path / "data"
+    engine = make_engine(data_dir=data)
+    engine.store = _DyingCreation(engine.store, fail_at)  # type: ignore[assignment]
+    with pytest.raises(KeyboardInterrupt):
+        engine.index_documents("c", _docs(60))
+    engine.store = engine.store._store  # type: ignore[attr-defined]
+    engine.close()
+
+    reopened = make_engine(data_dir=data)
+    assert reopened.corpora() == []
+    reopened.index_documents("c", _docs(60))
+    assert _state(reopened, "c") == reference
+
+
 def test_sigkill_during_indexing_then_rerun(
     tmp_path: Path, reference: dict[str, Any], make_engine: EngineFactory
 ) -> None:
