@@ -292,7 +292,7 @@ LexicalHomogeneity = Annotated[
         # cuerag.lexical.homogeneity_floor: none for a corpus of unrelated passages, the whole
         # weight for a corpus on one subject, where the adaptive share misreads the narrow spread
         # of cosines as a sure dense match (measured, README).
-        # Measured with the default embedder (MiniLM) on chunk vectors embedded whole; a corpus that
+        # Measured with the default embedder (MiniLM), chunk vectors embedded whole or derived; a corpus that
         # mixes one manual with unrelated passages averages them, and a filter measures its own
         # documents (Retriever.homogeneity).
         description="With lexical_adaptive, raise lexical_floor by how alike the searched chunks are "
