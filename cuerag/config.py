@@ -291,10 +291,9 @@ LexicalHomogeneity = Annotated[
     Field(
         # cuerag.lexical.homogeneity_floor: none for a corpus of unrelated passages, the whole
         # weight for a corpus on one subject, where the adaptive share misreads the narrow spread
-        # of cosines as a sure dense match (measured, README).
-        # Measured with the default embedder (MiniLM), chunk vectors embedded whole or derived; a corpus that
-        # mixes one manual with unrelated passages averages them, and a filter measures its own
-        # documents (Retriever.homogeneity).
+        # of cosines as a sure dense match. Measured with MiniLM, chunk vectors embedded whole or
+        # derived (README); a folder mixing one manual with unrelated passages averages the two,
+        # and a filter measures its own documents (Retriever.homogeneity).
         description="With lexical_adaptive, raise lexical_floor by how alike the searched chunks are "
         "(off: lexical_floor alone).",
     ),

@@ -116,8 +116,8 @@ def lexical_share(cosines: np.ndarray) -> float:
 
 # Where `homogeneity_floor` starts and ends its ramp, in mean pairwise cosine of a corpus's chunks
 # (MiniLM). Measured (README): Wikipedia passage sets, titled or not, lie at 0.02 to 0.08; two
-# projects' reference documentation, as JSON or as HTML pages, at 0.34 to 0.39. The ramp sits in the
-# gap, so neither kind is near an edge.
+# projects' reference documentation, as JSON, as HTML pages or without titles, at 0.33 to 0.39. The
+# ramp sits in the gap, so neither kind is near an edge.
 DIVERSE_CORPUS = 0.15
 ONE_SUBJECT_CORPUS = 0.3
 
