@@ -108,20 +108,26 @@ def test_replacing_a_document_leaves_no_trace_of_the_old_text(
 
 
 class _CrashingStore:
-    """The real store, but the process 'dies' (an exception) before the Nth upsert."""
+    """The real store, but the process 'dies' (an exception) before the Nth call of one of its
+    methods (`upsert` unless told)."""
 
-    def __init__(self, store: Any, fail_at: int) -> None:
+    def __init__(self, store: Any, fail_at: int, method: str = "upsert") -> None:
         self._store = store
         self._left = fail_at
-
-    def upsert(self, name: str, points: Any) -> None:
-        if self._left == 0:
-            raise KeyboardInterrupt("simulated crash")
-        self._left -= 1
-        self._store.upsert(name, points)
+        self._method = method
 
     def __getattr__(self, attr: str) -> Any:
-        return getattr(self._store, attr)
+        real = getattr(self._store, attr)
+        if attr != self._method:
+            return real
+
+        def dying(*args: Any, **kwargs: Any) -> Any:
+            if self._left == 0:
+                raise KeyboardInterrupt("simulated crash")
+            self._left -= 1
+            return real(*args, **kwargs)
+
+        return dying
 
 
 @pytest.mark.parametrize("fail_at", [0, 1, 2, 3, 5])
@@ -153,23 +159,6 @@ def test_a_run_interrupted_between_writes_is_completed_by_a_rerun(
     assert _state(reopened, "c") == reference
 
 
-class _DyingCreation:
-    """The real store, but the process 'dies' before the Nth collection is created."""
-
-    def __init__(self, store: Any, fail_at: int) -> None:
-        self._store = store
-        self._left = fail_at
-
-    def create_collection(self, name: str, dim: int) -> None:
-        if self._left == 0:
-            raise KeyboardInterrupt("simulated crash")
-        self._left -= 1
-        self._store.create_collection(name, dim)
-
-    def __getattr__(self, attr: str) -> Any:
-        return getattr(self._store, attr)
-
-
 @pytest.mark.parametrize("fail_at", [1, 2])
 def test_a_first_run_killed_between_creating_collections_leaves_no_half_corpus(
     make_engine: EngineFactory, reference: dict[str, Any], fail_at: int, tmp_path: Path
@@ -178,7 +167,7 @@ def test_a_first_run_killed_between_creating_collections_leaves_no_half_corpus(
     killed between two creations leaves nothing a reader would open and fail on."""
     data = tmp_path / "data"
     engine = make_engine(data_dir=data)
-    engine.store = _DyingCreation(engine.store, fail_at)  # type: ignore[assignment]
+    engine.store = _CrashingStore(engine.store, fail_at, "create_collection")  # type: ignore[assignment]
     with pytest.raises(KeyboardInterrupt):
         engine.index_documents("c", _docs(60))
     engine.store = engine.store._store  # type: ignore[attr-defined]
