@@ -365,6 +365,7 @@ def query(
     query_update: Annotated[bool | None, typer.Option(help=param_help("query_update"))] = None,
     query_titles: Annotated[bool | None, typer.Option(help=param_help("query_titles"))] = None,
     title_links: Annotated[int | None, typer.Option("--title-links", help=param_help("title_links"))] = None,
+    entity_links: Annotated[int | None, typer.Option("--entity-links", help=param_help("entity_links"))] = None,
     link_hops: Annotated[bool | None, typer.Option(help=param_help("link_hops"))] = None,
     llm_entities: Annotated[bool, typer.Option(help="The LLM reads the question's entities (else NER).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
@@ -389,6 +390,7 @@ def query(
             query_update=query_update,
             query_titles=query_titles,
             title_links=title_links,
+            entity_links=entity_links,
             link_hops=link_hops,
         )
         # The models load inside, once the corpus, the method and the question have been checked.

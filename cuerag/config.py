@@ -222,6 +222,17 @@ TitleLinks = Annotated[
         description="Follow title links of this many top chunks.",
     ),
 ]
+EntityLinks = Annotated[
+    int,
+    Field(
+        ge=0,
+        le=20,
+        # cuerag.entity_links: for each entity of a top chunk's units nearest the query, its chunk
+        # in another document that fits the query best becomes a candidate, with the top chunk's
+        # score as path evidence, weighed by one over the documents that mention the entity.
+        description="Follow entity links of this many top chunks.",
+    ),
+]
 LinkBoost = Annotated[
     float,
     Field(
@@ -326,6 +337,7 @@ class QIterParams(BaseModel):
     # The fields below go beyond the paper; each was measured better on both shared samples (README).
     query_titles: QueryTitles = True
     title_links: TitleLinks = 2
+    entity_links: EntityLinks = 2
     link_boost: LinkBoost = 0.1
     lexical_weight: LexicalWeight = 0.35
     lexical_candidates: LexicalCandidates = 15

@@ -1,5 +1,5 @@
 """Indexes derived from one graph snapshot (BM25 over its texts, how alike its chunks are, how
-specific each title is, the link edges the walk may take, how the corpus writes its words, its
+specific each title is, the link edges the walk may take, each entity's documents, how the corpus writes its words, its
 documents), each built on first use and kept with the snapshot: a new snapshot gets new ones."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import threading
 
 from cuerag.casing import CorpusCasing
 from cuerag.catalog import DocumentTable, catalog
+from cuerag.entity_links import EntityDocuments
 from cuerag.graph import Graph
 from cuerag.lexical import LexicalIndex, corpus_homogeneity
 from cuerag.link_edges import LinkEdges
@@ -22,6 +23,7 @@ class SnapshotIndexes:
         self._homogeneity: float | None = None
         self._specificity: TitleSpecificity | None = None
         self._link_edges: LinkEdges | None = None
+        self._entity_documents: EntityDocuments | None = None
         self._casing: CorpusCasing | None = None
         self._documents: DocumentTable | None = None
 
@@ -50,6 +52,12 @@ class SnapshotIndexes:
             if self._link_edges is None:
                 self._link_edges = LinkEdges(self.graph, self.title_specificity)
             return self._link_edges
+
+    def entity_documents(self) -> EntityDocuments:
+        with self._lock:
+            if self._entity_documents is None:
+                self._entity_documents = EntityDocuments(self.graph)
+            return self._entity_documents
 
     def casing(self) -> CorpusCasing:
         with self._lock:

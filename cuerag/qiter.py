@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cuerag.config import QIterParams
+from cuerag.entity_links import follow_entities
 from cuerag.lexical import LexicalFusion, LexicalScores, homogeneity_floor, lexical_share
 from cuerag.link_edges import LinkTarget
 from cuerag.link_scoring import TitleEvidence
@@ -135,6 +136,7 @@ class _QIterRun:
             candidate_chunks=counts[0],
             named_chunks=counts[1],
             linked_chunks=counts[2],
+            entity_linked_chunks=counts[3],
             lexical_weight=round(self.lexical_weight, 4),
             title_steps=title_steps,
             stage_ms={s: round(ms, 3) for s, ms in self.clock.ms.items()},
@@ -277,11 +279,12 @@ class _QIterRun:
 
     def _final_rerank(
         self, qvec: np.ndarray, collected: dict[int, float]
-    ) -> tuple[list[ChunkHit], tuple[int, int, int], list[TitleStep]]:
+    ) -> tuple[list[ChunkHit], tuple[int, int, int, int], list[TitleStep]]:
         """The chunks holding the collected units and those the query names by title, reranked
-        (with path evidence when path_weight > 0), then the chunks the best of them name by title;
-        top N. Dense hits fill up when the graph reached fewer. Returns the hits, the counts of
-        candidates, named and linked chunks, and the title evidence applied (for the trace)."""
+        (with path evidence when path_weight > 0), then the chunks the best of them name by title,
+        then those the best share a specific entity with; top N. Dense hits fill up when the graph
+        reached fewer. Returns the hits, the counts of candidates, named, title-linked and
+        entity-linked chunks, and the link evidence applied (for the trace)."""
         g, params = self.graph, self.params
         chunk_units: dict[int, list[int]] = {}
         for unit in collected:
@@ -315,6 +318,9 @@ class _QIterRun:
         )
         named = links.add_query_titles(scores) if params.query_titles else set()
         linked = links.follow(scores) if params.title_links else {}
+        title_linked = len(linked)
+        entity_linked = self._entity_links(qvec, scores, links.steps)
+        linked |= entity_linked
         self.clock.lap("links")
         order = sorted(scores, key=lambda c: (-scores[c], c))[: params.top_n]
         hits = [
@@ -336,7 +342,43 @@ class _QIterRun:
                 if hit.chunk_id not in taken and len(hits) < params.top_n:
                     hits.append(hit)
             self.clock.lap("fill")
-        return hits, (len(scores), len(named), len(linked)), links.steps
+        return hits, (len(scores), len(named), title_linked, len(entity_linked)), links.steps
+
+    def _entity_links(
+        self, qvec: np.ndarray, scores: dict[int, float], steps: list[TitleStep]
+    ) -> dict[int, tuple[float, int]]:
+        """Entity links from the top `entity_links` candidates (`cuerag.entity_links`): raises
+        `scores` in place, adds a step per link to `steps`; returns each linked chunk's score and
+        the chunk it was followed from."""
+        g, n = self.graph, self.params.entity_links
+        if not n or not scores:
+            return {}
+        found = follow_entities(
+            graph=g,
+            index=self.r.derived.entity_documents(),
+            scorer=self.r.scorer,
+            query=self.query,
+            qvec=qvec,
+            scores=scores,
+            heads=sorted(scores, key=lambda c: (-scores[c], c))[:n],
+            units_per_head=self.params.k,
+            path_weight=self.params.path_weight,
+            allowed=self.r.chunk_allowed,
+        )
+        for c, link in found.items():
+            scores[c] = link.score
+            steps.append(
+                TitleStep(
+                    chunk_id=g.chunk_ids[c],
+                    title=g.chunk_titles[c],
+                    kind="entity_link",
+                    from_chunk_id=g.chunk_ids[link.head],
+                    entity=g.entity_names[link.entity],
+                    specificity=round(link.specificity, 4),
+                    score=round(link.score, 6),
+                )
+            )
+        return {c: (link.score, link.head) for c, link in found.items()}
 
     def _path_trace(self, path: _Path, score: float) -> PathTrace:
         g = self.graph

@@ -87,14 +87,16 @@ class DepthTrace(BaseModel):
 
 
 class TitleStep(BaseModel):
-    """Title evidence that set a candidate's score: the question names its title
-    (`named_in_query`), or a passage among the best names it (`title_link`, from that chunk);
-    weighed by how specific the title is in the corpus."""
+    """Link evidence that set a candidate's score: the question names its title
+    (`named_in_query`), a passage among the best names it (`title_link`, from that chunk), or a
+    passage among the best shares an entity with it (`entity_link`, from that chunk, through
+    `entity`); weighed by how specific the title or entity is in the corpus."""
 
     chunk_id: str
     title: str
-    kind: Literal["named_in_query", "title_link"]
+    kind: Literal["named_in_query", "title_link", "entity_link"]
     from_chunk_id: str | None = None
+    entity: str | None = None
     specificity: float
     score: float
 
@@ -108,8 +110,9 @@ class QIterTrace(BaseModel):
     candidate_chunks: int  # all the final rerank scored: reached by the walk, named, linked
     named_chunks: int = 0  # of the candidates, those the query names by title
     linked_chunks: int = 0  # of the candidates, those a title link brought in or raised
+    entity_linked_chunks: int = 0  # of the candidates, those an entity link brought in or raised
     lexical_weight: float = 0.0  # the lexical channel's weight for this query (see lexical_adaptive)
-    title_steps: list[TitleStep] = []  # title evidence, in the order it was applied
+    title_steps: list[TitleStep] = []  # title and entity link evidence, in the order it was applied
     stage_ms: dict[str, float] = {}  # where the time went: ner, entity_linking, anchor_units, beam, rerank, ...
 
 
@@ -124,7 +127,7 @@ class ChunkHit(BaseModel):
     score: float
     source: HitSource  # what found it
     unit_ids: list[str] = []  # collected units this chunk holds (why it came back)
-    linked_from: str | None = None  # the chunk whose text names this one's title, when that link set the score
+    linked_from: str | None = None  # the chunk whose title or entity link set the score
     named_in_query: bool = False  # the query names this chunk's title
     lexical_match: bool = False  # one of the best BM25 chunks, joined though no kept path reached it
     citation: Citation | None = None  # source, pages, section, span and hyperlinks of the chunk

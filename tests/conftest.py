@@ -98,6 +98,20 @@ def sample_engine_any(request: pytest.FixtureRequest, models: Models, tmp_path_f
 # ---- helpers shared by the test modules --------------------------------------------------------
 
 
+def notes_engine(
+    models: Models, tmp_path_factory: pytest.TempPathFactory, corpus: str, notes: dict[str, str]
+) -> Iterator[CueRag]:
+    """For a module's fixture: an engine over a fresh store with `notes` (file name -> text)
+    written to a folder and indexed as `corpus`, closed when the fixture ends."""
+    folder = tmp_path_factory.mktemp(corpus)
+    for name, text in notes.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    engine = CueRag(Settings(data_dir=tmp_path_factory.mktemp("data")), models=models)
+    engine.index_paths(corpus, [folder])
+    yield engine
+    engine.close()
+
+
 def point_counts(engine: CueRag, corpus: str) -> dict[str, int]:
     """Points in each of a corpus's three collections, as the store reports them."""
     return {kind: engine.store.count(collection_name(corpus, kind)) for kind in KINDS}

@@ -301,10 +301,11 @@ def test_cli_index_query_delete_drop(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert found.exit_code == 0, found.output
     assert "teutberga" in [c["doc_id"] for c in json.loads(found.stdout)["chunks"]]
     manager = ["query", "Where was the manager of Nottingham Forest born?", "--corpus", "s", "--json"]
-    linked = json.loads(runner.invoke(app, manager).stdout)
+    linked = json.loads(runner.invoke(app, [*manager, "--entity-links", "0"]).stdout)
     assert [c["doc_id"] for c in linked["chunks"] if c["linked_from"]] == ["brian-clough", "middlesbrough"]
-    assert linked["trace"]["linked_chunks"] == 2
-    plain = json.loads(runner.invoke(app, [*manager, "--title-links", "0", "--no-query-titles"]).stdout)
+    assert linked["trace"]["linked_chunks"] == 2 and linked["trace"]["entity_linked_chunks"] == 0
+    unlinked = ["--title-links", "0", "--entity-links", "0", "--no-query-titles"]
+    plain = json.loads(runner.invoke(app, [*manager, *unlinked]).stdout)
     assert all(c["linked_from"] is None for c in plain["chunks"]) and plain["trace"]["linked_chunks"] == 0
     deleted = runner.invoke(app, ["delete", "teutberga", "nope", "--corpus", "s"])
     assert deleted.exit_code == 0, deleted.output

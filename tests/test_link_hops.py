@@ -10,8 +10,9 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from conftest import notes_engine
 
-from cuerag import CueRag, Settings, make_params
+from cuerag import CueRag, make_params
 from cuerag.models import Models
 from cuerag.results import RetrievalResult
 
@@ -31,13 +32,7 @@ RUNBOOK = "Restart the queue workers with the blue lever after midnight."
 
 @pytest.fixture(scope="module")
 def engine(models: Models, tmp_path_factory: pytest.TempPathFactory) -> Iterator[CueRag]:
-    folder = tmp_path_factory.mktemp("runbooks")
-    for name, text in NOTES.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    engine = CueRag(Settings(data_dir=tmp_path_factory.mktemp("data")), models=models)
-    engine.index_paths(CORPUS, [Path(folder)])
-    yield engine
-    engine.close()
+    yield from notes_engine(models, tmp_path_factory, CORPUS, NOTES)
 
 
 def walk(engine: CueRag, question: str, entity: str, **params: object) -> RetrievalResult:

@@ -1,0 +1,115 @@
+"""Entity links in the final rerank: from a top chunk to the chunk of another document that shares a
+specific entity with the top chunk's sentences nearest the question, in a corpus whose file names
+say nothing (no title links to follow)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from conftest import notes_engine
+
+from cuerag import CueRag, make_params
+from cuerag.models import Models
+from cuerag.results import RetrievalResult
+from cuerag.subset import DocFilter
+
+CORPUS = "notes"
+NOTES = {
+    # The first hop: the institute's note names its founder.
+    "n01.md": "Marta Kessler founded the Orvane Institute in 1962. The Orvane Institute studies glaciers.\n\n"
+    "The cafeteria of the Orvane Institute was rebuilt by Dalgren Builders.\n",
+    # The second hop: only the founder's name leads here.
+    "n02.md": "Marta Kessler was born in Tallinn and studied physics in Uppsala.\n",
+    # A builder three other notes mention: an entity that points at none of them.
+    "n03.md": "Dalgren Builders also built the harbour bridge of Rostock.\n",
+    "n04.md": "Dalgren Builders restored a chapel in Lund after the storm.\n",
+    "n05.md": "Dalgren Builders went bankrupt in a later decade.\n",
+}
+QUESTION = "Where was the founder of the Orvane Institute born?"
+
+
+@pytest.fixture(scope="module")
+def engine(models: Models, tmp_path_factory: pytest.TempPathFactory) -> Iterator[CueRag]:
+    yield from notes_engine(models, tmp_path_factory, CORPUS, NOTES)
+
+
+def one_hop(engine: CueRag, filter: DocFilter | None = None, **params: object) -> RetrievalResult:
+    """A walk of one hop from the institute alone (K=1: its nearest entity node, then that node's
+    nearest unit), with nothing else that could bring a chunk in (no knowledge anchoring, lexical,
+    title or dense candidates): only the institute's note is reached, so whatever else comes back,
+    an entity link brought. K=1 also leaves the head one sentence to link from: the one nearest the
+    question, the founder's."""
+    chosen = make_params(
+        k=1,
+        depth=1,
+        knowledge_anchoring=False,
+        lexical_weight=0.0,
+        query_titles=False,
+        title_links=0,
+        fill_with_dense=False,
+        **params,
+    )
+    result = engine.retriever(CORPUS, filter).q_iter(QUESTION, chosen, entities=["Orvane Institute"])
+    assert result.trace is not None
+    return result
+
+
+def docs(result: RetrievalResult) -> list[str]:
+    return [h.doc_id for h in result.chunks]
+
+
+def test_the_entity_names_of_the_notes_are_what_the_links_rely_on(engine: CueRag) -> None:
+    names = set(engine.graph(CORPUS).entity_names)
+    assert {"Marta Kessler", "Dalgren Builders"} <= names
+
+
+def test_an_entity_link_reaches_the_passage_the_walk_did_not(engine: CueRag) -> None:
+    unlinked = one_hop(engine, entity_links=0)
+    assert docs(unlinked) == ["n01.md"]
+    linked = one_hop(engine)
+    assert "n02.md" in docs(linked)
+    head = linked.chunks[0]
+    assert head.doc_id == "n01.md"
+    born = next(h for h in linked.chunks if h.doc_id == "n02.md")
+    # The trace says where it came from and through which entity; it holds no collected unit.
+    assert born.linked_from == head.chunk_id and born.unit_ids == []
+    steps = [s for s in linked.trace.title_steps if s.kind == "entity_link"]  # type: ignore[union-attr]
+    assert (born.chunk_id, "Marta Kessler", head.chunk_id, 1.0) in [
+        (s.chunk_id, s.entity, s.from_chunk_id, s.specificity) for s in steps
+    ]
+    assert linked.trace.entity_linked_chunks == len(steps) >= 1  # type: ignore[union-attr]
+
+
+def test_the_link_score_mixes_the_passages_own_score_with_the_heads_weighed_by_specificity(engine: CueRag) -> None:
+    linked = one_hop(engine)
+    retriever = engine.retriever(CORPUS)
+    g = retriever.graph
+    q = retriever.embed_query(QUESTION)
+    head = linked.chunks[0]
+    born = next(h for h in linked.chunks if h.doc_id == "n02.md")
+    own = float(g.chunk_vectors[g.chunk_pos[born.chunk_id]] @ q)  # read against the question alone
+    assert born.score == pytest.approx(0.5 * own + 0.5 * head.score * 1.0, abs=1e-4)
+
+
+def test_the_builders_four_documents_give_a_third_of_the_evidence(engine: CueRag) -> None:
+    index = engine.retriever(CORPUS).derived.entity_documents()
+    g = engine.graph(CORPUS)
+    builders = g.entity_names.index("Dalgren Builders")
+    founder = g.entity_names.index("Marta Kessler")
+    assert (int(index.documents[builders]), int(index.documents[founder])) == (4, 2)
+    assert (index.specificity(builders), index.specificity(founder)) == (pytest.approx(1 / 3), 1.0)
+
+
+def test_only_the_entities_of_the_heads_sentences_nearest_the_question_link(engine: CueRag) -> None:
+    # K=1: the founder's sentence links, the cafeteria's (which names the builder) does not. Taken
+    # whole, the head would link to a builder's note as well, at a third of the evidence.
+    linked = one_hop(engine)
+    steps = [s for s in linked.trace.title_steps if s.kind == "entity_link"]  # type: ignore[union-attr]
+    assert {s.entity for s in steps} == {"Marta Kessler"}
+    assert not {"n03.md", "n04.md", "n05.md"} & set(docs(linked))
+
+
+def test_a_filter_keeps_entity_links_inside_it(engine: CueRag) -> None:
+    assert "n02.md" in docs(one_hop(engine, DocFilter(doc_ids=["n01.md", "n02.md"])))
+    assert docs(one_hop(engine, DocFilter(doc_ids=["n01.md", "n03.md"]))) == ["n01.md"]
