@@ -4,11 +4,13 @@ that share a specific entity with them, the way a title link goes to the page a 
 A corpus without useful titles has no title links, and the walk alone often misses a chain's next
 passage: a path is ranked by its units against the whole question, and the second hop's passage
 resembles the question less than the first. A best candidate's entities point at that passage
-directly. Only the entities of the head's units nearest the query count (the sentences that make
+directly. Only the entities of the head's units nearest the query count (the statements that make
 the head an answer), and each weighs one over the number of other documents that mention it: an
-entity the head shares with one other document points at that document; one that ten share, at
-none of them. The linked chunk is read against the question alone, not the head, so a passage
-that merely resembles the head (the same topic) gains nothing.
+entity the head shares with one other document points at that document with full weight, one that
+ten share at each with a tenth. An entity more than `MAX_LINKED_DOCUMENTS` other documents mention
+is not followed at all: its weight would be near nothing, yet it would still bring a chunk in and
+cost a scan of every chunk that mentions it. The linked chunk is read against the question alone,
+not the head, so a passage that merely resembles the head (the same topic) gains nothing.
 """
 
 from __future__ import annotations
@@ -21,15 +23,28 @@ import numpy as np
 from cuerag.graph import Graph
 from cuerag.scoring import Scorer
 
+# Other documents an entity may be mentioned by and still be followed: its weight is 1/16 there.
+MAX_LINKED_DOCUMENTS = 16
+
 
 class EntityDocuments:
-    """Per snapshot: each entity's chunks, and how many documents mention it."""
+    """Per snapshot: the chunks of each entity that at least two and at most
+    `MAX_LINKED_DOCUMENTS` + 1 documents mention (the only ones a link can follow), and for every
+    entity how many documents mention it."""
 
     def __init__(self, graph: Graph) -> None:
-        self.chunks: list[list[int]] = [
-            sorted({c for u in units for c in graph.unit_chunks[u]}) for units in graph.entity_units
-        ]
-        self.documents = np.asarray([len({graph.chunk_docs[c] for c in cs}) for cs in self.chunks], dtype=np.int64)
+        self.documents = np.zeros(len(graph.entity_ids), dtype=np.int64)
+        self._chunks: dict[int, list[int]] = {}
+        for e, units in enumerate(graph.entity_units):
+            chunks = sorted({c for u in units for c in graph.unit_chunks[u]})
+            self.documents[e] = len({graph.chunk_docs[c] for c in chunks})
+            if 2 <= self.documents[e] <= MAX_LINKED_DOCUMENTS + 1:
+                self._chunks[e] = chunks
+        self.documents.flags.writeable = False
+
+    def linkable(self, entity: int) -> list[int]:
+        """The entity's chunks when a link may follow it, else none."""
+        return self._chunks.get(entity, [])
 
     def specificity(self, entity: int) -> float:
         """In (0, 1]: one over the documents that mention the entity besides the one it is followed
@@ -39,7 +54,6 @@ class EntityDocuments:
 
 @dataclass(frozen=True)
 class EntityLink:
-    chunk: int
     score: float
     head: int  # the candidate the link is followed from
     entity: int
@@ -60,20 +74,16 @@ def follow_entities(
     allowed: Callable[[int], bool],
 ) -> dict[int, EntityLink]:
     """The entity links of `heads`: for each entity of a head's `units_per_head` units nearest the
-    query, the entity's chunk in another document that fits the query best, scored as
-    (1 - w) · its own score + w · the head's score · the entity's specificity. A chunk keeps its
+    query, the entity's chunk in another document (not a head) that the link raises most, scored
+    as (1 - w) · its own score + w · the head's score · the entity's specificity. A chunk keeps its
     score when that is higher. Returns each raised chunk's best link; `scores` is left as it is."""
-    norm = float(np.linalg.norm(qvec)) or 1.0
-    reach: dict[tuple[int, int], list[int]] = {}  # (head, entity) -> its chunks in other documents
+    reach: dict[tuple[int, int], list[int]] = {}  # (head, entity) -> its chunks the link may reach
     for head in heads:
         units = graph.chunk_units[head]
-        if not units:
-            continue
-        cosine = graph.unit_vectors[units] @ qvec / norm
-        nearest = [units[i] for i in np.argsort(-cosine, kind="stable")[:units_per_head]]
+        nearest = [units[i] for i in np.argsort(-(graph.unit_vectors[units] @ qvec), kind="stable")[:units_per_head]]
         doc = graph.chunk_docs[head]
         for e in dict.fromkeys(e for u in nearest for e in graph.unit_entities[u]):
-            chunks = [c for c in index.chunks[e] if graph.chunk_docs[c] != doc and allowed(c)]
+            chunks = [c for c in index.linkable(e) if graph.chunk_docs[c] != doc and c not in heads and allowed(c)]
             if chunks:
                 reach[(head, e)] = chunks
     if not reach:
@@ -82,9 +92,13 @@ def follow_entities(
     own = dict(zip(targets, scorer.score_chunks(query, qvec, targets).tolist(), strict=True))
     links: dict[int, EntityLink] = {}
     for (head, e), chunks in reach.items():
-        c = max(chunks, key=lambda c: (own[c], -c))
         spec = index.specificity(e)
-        total = (1 - path_weight) * own[c] + path_weight * scores[head] * spec
-        if total > scores.get(c, float("-inf")) and (c not in links or total > links[c].score):
-            links[c] = EntityLink(chunk=c, score=total, head=head, entity=e, specificity=spec)
+        evidence = path_weight * scores[head] * spec
+        raised = [c for c in chunks if (1 - path_weight) * own[c] + evidence > scores.get(c, float("-inf"))]
+        if not raised:
+            continue
+        c = max(raised, key=lambda c: (own[c], -c))
+        total = (1 - path_weight) * own[c] + evidence
+        if c not in links or total > links[c].score:
+            links[c] = EntityLink(score=total, head=head, entity=e, specificity=spec)
     return links

@@ -1,7 +1,9 @@
 """Why each retrieved chunk came back, in words a reader understands: the kept path that reached
-it, the title the question names, the chunk whose text names it (a title link), or the dense fill.
+it, the title the question names, the chunk whose text names it (a title link) or shares an entity
+with it (an entity link), or the dense fill.
 
-Retrieval records this as ids and flags (`unit_ids`, `linked_from`, `named_in_query`, `source`);
+Retrieval records this as ids and flags (`unit_ids`, `linked_from`, `linked_via`, `named_in_query`,
+`source`);
 this module turns them into titles and sentences for the CLI, its JSON and the MCP tools, so that
 no reader has to resolve a UUID to learn why a passage is there.
 """
@@ -18,7 +20,16 @@ from cuerag.results import HopKind
 from cuerag.retrieval import ChunkHit, PathTrace, RetrievalResult
 
 ReasonKind = Literal[
-    "path", "named_in_query", "title_link", "lexical_match", "dense_fill", "dense", "bm25", "hybrid", "ketrag"
+    "path",
+    "named_in_query",
+    "title_link",
+    "entity_link",
+    "lexical_match",
+    "dense_fill",
+    "dense",
+    "bm25",
+    "hybrid",
+    "ketrag",
 ]
 
 _BASELINE_REASONS = {
@@ -59,7 +70,7 @@ class HitReason(BaseModel):
     text: str
     path: list[PathStep] = []  # the best kept path through the chunk, when the walk reached it
     path_score: float | None = None
-    linked_from_title: str | None = None  # the passage whose text names this one's title
+    linked_from_title: str | None = None  # the passage whose text names this one's title or shares the entity
 
 
 class ExplainedHit(ChunkHit):
@@ -140,9 +151,14 @@ def explain_hit(
         return HitReason(kind="named_in_query", text=text, path=steps, path_score=score)
     if hit.linked_from is not None:
         source = titles.chunk(hit.linked_from)
-        text = f"title link: {_quoted(source)}, one of the best passages, names its title {_quoted(hit.title)}"
+        if hit.linked_via is not None:
+            kind: ReasonKind = "entity_link"
+            text = f"entity link: it shares {_quoted(hit.linked_via)} with {_quoted(source)}, one of the best passages"
+        else:
+            kind = "title_link"
+            text = f"title link: {_quoted(source)}, one of the best passages, names its title {_quoted(hit.title)}"
         return HitReason(
-            kind="title_link",
+            kind=kind,
             text=f"{text}; {walked}" if walked else text,
             path=steps,
             path_score=score,
@@ -153,7 +169,7 @@ def explain_hit(
     if hit.lexical_match:
         text = "lexical match: one of the passages sharing the question's words most (BM25); no kept path reached it"
         return HitReason(kind="lexical_match", text=text)
-    # Every graph candidate comes from a kept path, a named title, a title link or a lexical match; a result
+    # Every graph candidate comes from a kept path, a named title, a link or a lexical match; a result
     # built by other code (or an older server) may still lack all three, and says so.
     return HitReason(kind="path", text="no kept path, named title, title link or lexical match is recorded for it")
 

@@ -48,6 +48,7 @@ STAGES: tuple[str, ...] = (
     "beam",
     "rerank",
     "links",
+    "entity_links",
     "fill",
 )
 
@@ -317,11 +318,14 @@ class _QIterRun:
             allowed=self.r.chunk_allowed,
         )
         named = links.add_query_titles(scores) if params.query_titles else set()
-        linked = links.follow(scores) if params.title_links else {}
-        title_linked = len(linked)
-        entity_linked = self._entity_links(qvec, scores, links.steps)
-        linked |= entity_linked
+        followed = links.follow(scores) if params.title_links else {}
         self.clock.lap("links")
+        # An entity link that raises a title-linked chunk further sets its score: each chunk counts
+        # once, under the link that set it last.
+        entity_linked = self._entity_links(qvec, scores, links.steps)
+        linked = {c: head for c, (_, head) in followed.items() if c not in entity_linked}
+        if params.entity_links:
+            self.clock.lap("entity_links")
         order = sorted(scores, key=lambda c: (-scores[c], c))[: params.top_n]
         hits = [
             chunk_hit(
@@ -330,9 +334,10 @@ class _QIterRun:
                 scores[c],
                 "graph",
                 chunk_units.get(c, []),
-                linked_from=linked[c][1] if c in linked else None,
+                linked_from=linked.get(c, entity_linked[c][0] if c in entity_linked else None),
+                linked_via=entity_linked[c][1] if c in entity_linked else None,
                 named_in_query=c in named,
-                lexical_match=c in lexical_only and c not in named and c not in linked,
+                lexical_match=c in lexical_only and c not in named and c not in linked and c not in entity_linked,
             )
             for c in order
         ]
@@ -342,14 +347,14 @@ class _QIterRun:
                 if hit.chunk_id not in taken and len(hits) < params.top_n:
                     hits.append(hit)
             self.clock.lap("fill")
-        return hits, (len(scores), len(named), title_linked, len(entity_linked)), links.steps
+        return hits, (len(scores), len(named), len(linked), len(entity_linked)), links.steps
 
     def _entity_links(
         self, qvec: np.ndarray, scores: dict[int, float], steps: list[TitleStep]
-    ) -> dict[int, tuple[float, int]]:
+    ) -> dict[int, tuple[int, str]]:
         """Entity links from the top `entity_links` candidates (`cuerag.entity_links`): raises
-        `scores` in place, adds a step per link to `steps`; returns each linked chunk's score and
-        the chunk it was followed from."""
+        `scores` in place, adds a step per link to `steps`; returns, for each linked chunk, the
+        chunk it was followed from and the entity's name."""
         g, n = self.graph, self.params.entity_links
         if not n or not scores:
             return {}
@@ -378,7 +383,7 @@ class _QIterRun:
                     score=round(link.score, 6),
                 )
             )
-        return {c: (link.score, link.head) for c, link in found.items()}
+        return {c: (link.head, g.entity_names[link.entity]) for c, link in found.items()}
 
     def _path_trace(self, path: _Path, score: float) -> PathTrace:
         g = self.graph

@@ -109,10 +109,12 @@ class QIterTrace(BaseModel):
     collected_units: int
     candidate_chunks: int  # all the final rerank scored: reached by the walk, named, linked
     named_chunks: int = 0  # of the candidates, those the query names by title
-    linked_chunks: int = 0  # of the candidates, those a title link brought in or raised
-    entity_linked_chunks: int = 0  # of the candidates, those an entity link brought in or raised
+    linked_chunks: int = 0  # of the candidates, those whose score a title link set last
+    entity_linked_chunks: int = 0  # of the candidates, those whose score an entity link set last
     lexical_weight: float = 0.0  # the lexical channel's weight for this query (see lexical_adaptive)
-    title_steps: list[TitleStep] = []  # title and entity link evidence, in the order it was applied
+    # Title and entity link evidence, in the order it was applied (a later step may raise a chunk
+    # an earlier one set).
+    title_steps: list[TitleStep] = []
     stage_ms: dict[str, float] = {}  # where the time went: ner, entity_linking, anchor_units, beam, rerank, ...
 
 
@@ -128,6 +130,7 @@ class ChunkHit(BaseModel):
     source: HitSource  # what found it
     unit_ids: list[str] = []  # collected units this chunk holds (why it came back)
     linked_from: str | None = None  # the chunk whose title or entity link set the score
+    linked_via: str | None = None  # the entity an entity link came through (None for a title link)
     named_in_query: bool = False  # the query names this chunk's title
     lexical_match: bool = False  # one of the best BM25 chunks, joined though no kept path reached it
     citation: Citation | None = None  # source, pages, section, span and hyperlinks of the chunk
@@ -155,6 +158,7 @@ def chunk_hit(
     units: Sequence[int] = (),
     linked_from: int | None = None,
     named_in_query: bool = False,
+    linked_via: str | None = None,
     lexical_match: bool = False,
 ) -> ChunkHit:
     """A retrieved chunk, with what brought it: collected units, a title link, the query's words."""
@@ -167,6 +171,7 @@ def chunk_hit(
         source=source,
         unit_ids=[graph.unit_ids[u] for u in units],
         linked_from=None if linked_from is None else graph.chunk_ids[linked_from],
+        linked_via=linked_via,
         named_in_query=named_in_query,
         lexical_match=lexical_match,
         citation=citation_of(graph, c),

@@ -10,6 +10,7 @@ import pytest
 from conftest import notes_engine
 
 from cuerag import CueRag, make_params
+from cuerag.explain import GraphTitles, explain
 from cuerag.models import Models
 from cuerag.results import RetrievalResult
 from cuerag.subset import DocFilter
@@ -17,8 +18,10 @@ from cuerag.subset import DocFilter
 CORPUS = "notes"
 NOTES = {
     # The first hop: the institute's note names its founder.
-    "n01.md": "Marta Kessler founded the Orvane Institute in 1962. The Orvane Institute studies glaciers.\n\n"
-    "The cafeteria of the Orvane Institute was rebuilt by Dalgren Builders.\n",
+    # The cafeteria's sentence comes first, so a link from the first sentences would follow the
+    # builder; the founder's sentence is the one nearest the question.
+    "n01.md": "The cafeteria of the Orvane Institute was rebuilt by Dalgren Builders.\n\n"
+    "Marta Kessler founded the Orvane Institute in 1962. The Orvane Institute studies glaciers.\n",
     # The second hop: only the founder's name leads here.
     "n02.md": "Marta Kessler was born in Tallinn and studied physics in Uppsala.\n",
     # A builder three other notes mention: an entity that points at none of them.
@@ -81,15 +84,27 @@ def test_an_entity_link_reaches_the_passage_the_walk_did_not(engine: CueRag) -> 
     assert linked.trace.entity_linked_chunks == len(steps) >= 1  # type: ignore[union-attr]
 
 
-def test_the_link_score_mixes_the_passages_own_score_with_the_heads_weighed_by_specificity(engine: CueRag) -> None:
-    linked = one_hop(engine)
+@pytest.mark.parametrize("w", [0.5, 0.3])
+def test_the_link_score_mixes_the_passages_own_score_with_the_heads_weighed_by_specificity(
+    engine: CueRag, w: float
+) -> None:
+    linked = one_hop(engine, path_weight=w)
     retriever = engine.retriever(CORPUS)
     g = retriever.graph
     q = retriever.embed_query(QUESTION)
     head = linked.chunks[0]
     born = next(h for h in linked.chunks if h.doc_id == "n02.md")
     own = float(g.chunk_vectors[g.chunk_pos[born.chunk_id]] @ q)  # read against the question alone
-    assert born.score == pytest.approx(0.5 * own + 0.5 * head.score * 1.0, abs=1e-4)
+    assert born.score == pytest.approx((1 - w) * own + w * head.score * 1.0, abs=1e-4)
+
+
+def test_the_reason_given_names_the_entity_and_the_passage_it_came_from(engine: CueRag) -> None:
+    result = one_hop(engine)
+    why = {h.doc_id: h.why for h in explain(result, GraphTitles(engine.graph(CORPUS))).chunks}
+    assert why["n02.md"].kind == "entity_link"
+    assert why["n02.md"].text == "entity link: it shares “Marta Kessler” with “n01”, one of the best passages"
+    assert why["n02.md"].linked_from_title == "n01"
+    assert why["n01.md"].kind == "path"
 
 
 def test_the_builders_four_documents_give_a_third_of_the_evidence(engine: CueRag) -> None:

@@ -304,9 +304,9 @@ async def test_every_kind_of_hit_says_why_in_titles(client: Client) -> None:
         why = hit["why"]
         assert why["text"] and not UUID.search(why["text"]), why
         if not hit["unit_ids"]:  # no kept path reached it: the reason is the name, the link or the fill
-            assert why["kind"] in {"named_in_query", "title_link", "lexical_match", "dense_fill"}, hit
+            assert why["kind"] in {"named_in_query", "title_link", "entity_link", "lexical_match", "dense_fill"}, hit
             assert why["path"] == [], hit
-        if why["kind"] == "title_link":
+        if why["kind"] in ("title_link", "entity_link"):
             assert why["linked_from_title"] and f"“{why['linked_from_title']}”" in why["text"]
         if why["kind"] == "dense_fill":
             assert hit["source"] == "dense" and "dense fill" in why["text"]

@@ -38,9 +38,10 @@ QUESTIONS = [
 
 
 def qiter(engine: CueRag, question: str = TOY, **params: object) -> RetrievalResult:
-    """Q-Iter with the lexical channel off unless asked for: these tests check the walk's and the
-    title links' own scores (tests/test_lexical.py checks the channel)."""
-    params = {"lexical_weight": 0.0, **params}
+    """Q-Iter with the lexical channel and entity links off unless asked for: these tests check the
+    walk's and the title links' own scores (tests/test_lexical.py and tests/test_entity_links.py
+    check the other two)."""
+    params = {"lexical_weight": 0.0, "entity_links": 0, **params}
     result = engine.query(SAMPLE, question, params=make_params(**params))
     assert result.method == "qiter"
     assert result.trace is not None
@@ -119,8 +120,7 @@ def test_chunk_scores_mix_in_path_evidence(sample_engine: CueRag) -> None:
     paths = [p for d in result.trace.depths for p in d.paths]
     # The question names two titles ("1979-80 European Cup", "FA Cup"): full evidence for those.
     assert {h.doc_id for h in result.chunks if h.named_in_query} == {"fa-cup", "european-cup-1980"}
-    # A link that scores higher than the walk's evidence sets a chunk's score instead.
-    walked = [h for h in result.chunks if h.unit_ids and not h.named_in_query and h.linked_from is None]
+    walked = [h for h in result.chunks if h.unit_ids and not h.named_in_query]
     assert walked
     for hit in walked:
         cosine = float(g.chunk_vectors[g.chunk_pos[hit.chunk_id]] @ q)
@@ -262,7 +262,7 @@ def test_without_knowledge_anchoring_no_unit_anchors(sample_engine: CueRag) -> N
 def test_without_any_anchoring_only_the_titles_the_question_names_are_reached(sample_engine: CueRag) -> None:
     # With link hops on, the named titles are where the walk starts (tests/test_link_hops.py); off,
     # the final rerank alone adds them.
-    off = {"knowledge_anchoring": False, "spreading_activation": False, "entity_links": 0}
+    off = {"knowledge_anchoring": False, "spreading_activation": False}
     walked = qiter(sample_engine, **off, top_n=3)
     assert walked.trace is not None and walked.trace.anchors == [] and walked.trace.depths
     first = walked.trace.depths[0].paths
@@ -301,7 +301,7 @@ def test_without_any_anchoring_there_is_no_walk(sample_engine: CueRag) -> None:
 
 
 def test_depth_zero_is_the_dense_baseline(sample_engine: CueRag) -> None:
-    result = qiter(sample_engine, depth=0, entity_links=0)
+    result = qiter(sample_engine, depth=0)
     assert result.trace.depths == []  # type: ignore[union-attr]
     assert result.trace.anchors  # anchoring still ran  # type: ignore[union-attr]
     dense = sample_engine.query(SAMPLE, TOY, method="dense")
@@ -456,7 +456,7 @@ def test_a_chunk_named_by_a_top_chunk_comes_in_through_its_title_link(sample_eng
     retriever = sample_engine.retriever(SAMPLE)
     g = retriever.graph
     q = retriever.embed_query(MANAGER)
-    linked = qiter(sample_engine, MANAGER, entity_links=0)  # title links alone: tests/test_entity_links.py
+    linked = qiter(sample_engine, MANAGER)
     assert linked.trace is not None and linked.trace.linked_chunks == 2
     by_doc = {h.doc_id: h for h in linked.chunks}
     clough, town = by_doc["brian-clough"], by_doc["middlesbrough"]
@@ -467,13 +467,13 @@ def test_a_chunk_named_by_a_top_chunk_comes_in_through_its_title_link(sample_eng
     hop = hop / np.linalg.norm(hop)
     second_hop = float(g.chunk_vectors[g.chunk_pos[town.chunk_id]] @ hop)
     # Links are followed from the candidates as the walk and the query's titles scored them.
-    walked = {h.doc_id: h for h in qiter(sample_engine, MANAGER, title_links=0, entity_links=0).chunks}
+    walked = {h.doc_id: h for h in qiter(sample_engine, MANAGER, title_links=0).chunks}
     assert town.score == pytest.approx(0.5 * second_hop + 0.5 * 1.1 * walked["brian-clough"].score, abs=1e-4)
     # The club's chunk names "Brian Clough", whom the walk reached too: see the next test.
     assert clough.linked_from == by_doc["nottingham-forest-club"].chunk_id and clough.unit_ids
     assert {h.doc_id for h in linked.chunks if h.linked_from} == {"middlesbrough", "brian-clough"}
 
-    unlinked = qiter(sample_engine, MANAGER, title_links=0, entity_links=0)
+    unlinked = qiter(sample_engine, MANAGER, title_links=0)
     assert unlinked.trace is not None and unlinked.trace.linked_chunks == 0
     assert all(h.linked_from is None for h in unlinked.chunks)
     assert [h.doc_id for h in unlinked.chunks] == list(walked)
