@@ -227,9 +227,10 @@ EntityLinks = Annotated[
     Field(
         ge=0,
         le=20,
-        # cuerag.entity_links: for each entity of a top chunk's units nearest the query, its chunk
-        # in another document that fits the query best becomes a candidate, with the top chunk's
-        # score as path evidence, weighed by one over the documents that mention the entity.
+        # cuerag.entity_links: for each entity of a top chunk's K units nearest the query, the chunk
+        # of another document it raises most becomes a candidate, with the top chunk's score as
+        # path evidence weighed by one over the other documents that mention the entity (none
+        # followed past MAX_LINKED_DOCUMENTS).
         description="Follow entity links of this many top chunks.",
     ),
 ]

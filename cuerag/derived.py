@@ -1,6 +1,7 @@
 """Indexes derived from one graph snapshot (BM25 over its texts, how alike its chunks are, how
-specific each title is, the link edges the walk may take, each entity's documents, how the corpus writes its words, its
-documents), each built on first use and kept with the snapshot: a new snapshot gets new ones."""
+specific each title is, the link edges the walk may take, the documents each entity links, how the
+corpus writes its words, its documents), each built on first use and kept with the snapshot: a new
+snapshot gets new ones."""
 
 from __future__ import annotations
 
