@@ -73,17 +73,21 @@ def follow_entities(
     path_weight: float,
     allowed: Callable[[int], bool],
 ) -> dict[int, EntityLink]:
-    """The entity links of `heads`: for each entity of a head's `units_per_head` units nearest the
-    query, the entity's chunk in another document (not a head) that the link raises most, scored
-    as (1 - w) · its own score + w · the head's score · the entity's specificity. A chunk keeps its
-    score when that is higher. Returns each raised chunk's best link; `scores` is left as it is."""
+    """The entity links of `heads` (best first): for each entity of a head's `units_per_head` units
+    nearest the query, the entity's chunk in another document, and below the head among the heads,
+    that the link raises most, scored as (1 - w) · its own score + w · the head's score · the
+    entity's specificity. A chunk keeps its score when that is higher. Returns each raised chunk's
+    best link; `scores` is left as it is."""
     reach: dict[tuple[int, int], list[int]] = {}  # (head, entity) -> its chunks the link may reach
-    for head in heads:
+    for rank, head in enumerate(heads):
+        # A link goes down the ranking, never to this head or a better one: a lower head may be
+        # the next hop, but two heads must not raise each other.
+        above = set(heads[: rank + 1])
         units = graph.chunk_units[head]
         nearest = [units[i] for i in np.argsort(-(graph.unit_vectors[units] @ qvec), kind="stable")[:units_per_head]]
         doc = graph.chunk_docs[head]
         for e in dict.fromkeys(e for u in nearest for e in graph.unit_entities[u]):
-            chunks = [c for c in index.linkable(e) if graph.chunk_docs[c] != doc and c not in heads and allowed(c)]
+            chunks = [c for c in index.linkable(e) if graph.chunk_docs[c] != doc and c not in above and allowed(c)]
             if chunks:
                 reach[(head, e)] = chunks
     if not reach:

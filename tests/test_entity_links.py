@@ -10,6 +10,7 @@ import pytest
 from conftest import notes_engine
 
 from cuerag import CueRag, make_params
+from cuerag.entity_links import follow_entities
 from cuerag.explain import GraphTitles, explain
 from cuerag.models import Models
 from cuerag.results import RetrievalResult
@@ -128,3 +129,27 @@ def test_only_the_entities_of_the_heads_sentences_nearest_the_question_link(engi
 def test_a_filter_keeps_entity_links_inside_it(engine: CueRag) -> None:
     assert "n02.md" in docs(one_hop(engine, DocFilter(doc_ids=["n01.md", "n02.md"])))
     assert docs(one_hop(engine, DocFilter(doc_ids=["n01.md", "n03.md"]))) == ["n01.md"]
+
+
+def test_a_link_goes_down_the_ranking_of_the_heads_never_up(engine: CueRag) -> None:
+    # Two heads that share the founder: the best one's link may raise the second (its next hop, as
+    # it would be with more heads asked for), the second's link never raises the best.
+    retriever = engine.retriever(CORPUS)
+    g = retriever.graph
+    institute, born = (g.chunk_docs.index(doc) for doc in ("n01.md", "n02.md"))
+    for scores in ({institute: 0.9, born: 0.1}, {institute: 0.1, born: 0.9}):
+        heads = sorted(scores, key=lambda c: -scores[c])
+        links = follow_entities(
+            graph=g,
+            index=retriever.derived.entity_documents(),
+            scorer=retriever.scorer,
+            query=QUESTION,
+            qvec=retriever.embed_query(QUESTION),
+            scores=scores,
+            heads=heads,
+            units_per_head=3,
+            path_weight=0.5,
+            allowed=retriever.chunk_allowed,
+        )
+        assert heads[0] not in links
+        assert links[heads[1]].head == heads[0] and g.entity_names[links[heads[1]].entity] == "Marta Kessler"
