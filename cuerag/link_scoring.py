@@ -15,7 +15,7 @@ from cuerag.config import QIterParams
 from cuerag.graph import Graph
 from cuerag.links import Named, TitleSpecificity
 from cuerag.results import TitleStep
-from cuerag.scoring import Scorer
+from cuerag.scoring import Scorer, best_chunks
 
 # The path evidence of a chunk the query names by its title: an exact link, the top of the scale of
 # both scorers (cosine, and a cross-encoder's sigmoid; a reranker giving raw logits can score a
@@ -116,7 +116,7 @@ class TitleEvidence:
         linked: dict[int, tuple[float, int]] = {}
         followed: set[int] = set()
         for _ in range(MAX_LINK_ROUNDS):
-            top = sorted(scores, key=lambda c: (-scores[c], c))[: self._params.title_links]
+            top = best_chunks(scores, self._params.title_links)
             heads = [c for c in top if c not in followed]
             if not heads:
                 break

@@ -33,7 +33,7 @@ from cuerag.results import (
     TitleStep,
     chunk_hit,
 )
-from cuerag.scoring import Scorer
+from cuerag.scoring import Scorer, best_chunks
 
 if TYPE_CHECKING:
     from cuerag.retrieval import Retriever
@@ -320,13 +320,15 @@ class _QIterRun:
         named = links.add_query_titles(scores) if params.query_titles else set()
         followed = links.follow(scores) if params.title_links else {}
         self.clock.lap("links")
-        # An entity link that raises a title-linked chunk further sets its score: each chunk counts
-        # once, under the link that set it last.
+        # Each linked chunk: the chunk it was followed from, and the entity for an entity link (None
+        # for a title link). An entity link that raises a title-linked chunk further sets its score,
+        # so each chunk counts once, under the link that set it last.
+        linked: dict[int, tuple[int, str | None]] = {c: (head, None) for c, (_, head) in followed.items()}
         entity_linked = self._entity_links(qvec, scores, links.steps)
-        linked = {c: head for c, (_, head) in followed.items() if c not in entity_linked}
+        linked |= entity_linked
         if params.entity_links:
             self.clock.lap("entity_links")
-        order = sorted(scores, key=lambda c: (-scores[c], c))[: params.top_n]
+        order = best_chunks(scores, params.top_n)
         hits = [
             chunk_hit(
                 g,
@@ -334,10 +336,10 @@ class _QIterRun:
                 scores[c],
                 "graph",
                 chunk_units.get(c, []),
-                linked_from=linked.get(c, entity_linked[c][0] if c in entity_linked else None),
-                linked_via=entity_linked[c][1] if c in entity_linked else None,
+                linked_from=linked[c][0] if c in linked else None,
+                linked_via=linked[c][1] if c in linked else None,
                 named_in_query=c in named,
-                lexical_match=c in lexical_only and c not in named and c not in linked and c not in entity_linked,
+                lexical_match=c in lexical_only and c not in named and c not in linked,
             )
             for c in order
         ]
@@ -347,11 +349,11 @@ class _QIterRun:
                 if hit.chunk_id not in taken and len(hits) < params.top_n:
                     hits.append(hit)
             self.clock.lap("fill")
-        return hits, (len(scores), len(named), len(linked), len(entity_linked)), links.steps
+        return hits, (len(scores), len(named), len(linked) - len(entity_linked), len(entity_linked)), links.steps
 
     def _entity_links(
         self, qvec: np.ndarray, scores: dict[int, float], steps: list[TitleStep]
-    ) -> dict[int, tuple[int, str]]:
+    ) -> dict[int, tuple[int, str | None]]:
         """Entity links from the top `entity_links` candidates (`cuerag.entity_links`): raises
         `scores` in place, adds a step per link to `steps`; returns, for each linked chunk, the
         chunk it was followed from and the entity's name."""
@@ -365,7 +367,7 @@ class _QIterRun:
             query=self.query,
             qvec=qvec,
             scores=scores,
-            heads=sorted(scores, key=lambda c: (-scores[c], c))[:n],
+            heads=best_chunks(scores, n),
             units_per_head=self.params.k,
             path_weight=self.params.path_weight,
             allowed=self.r.chunk_allowed,

@@ -65,5 +65,11 @@ class TextScorer:
         return np.asarray(self._reranker.score(query, texts), dtype=np.float32)
 
 
+def best_chunks(scores: dict[int, float], n: int) -> list[int]:
+    """The n chunks with the highest scores, best first; ties go to the earlier position, so a
+    ranking never depends on the order the candidates were found in."""
+    return sorted(scores, key=lambda c: (-scores[c], c))[:n]
+
+
 def make_scorer(graph: Graph, reranker: TextReranker | None) -> Scorer:
     return VectorScorer(graph) if reranker is None else TextScorer(graph, reranker)
