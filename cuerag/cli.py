@@ -263,11 +263,17 @@ def print_report(report: IndexReport, *, told: Mapping[str, str] | None = None) 
     if again:
         names = ", ".join(_shown(f.path) for f in again)
         out.print(f"[red]  failed[/red] again, for the reasons given when they first failed: {names}")
+    for f in report.warnings:
+        if told.get(f.path) != f.reason:
+            out.print(f"[yellow] warning[/yellow] {_shown(f.path)}: {_shown(f.reason)}")
     if any((report.added, report.changed, report.removed, report.skipped, report.failed)):
         out.print(
             f"files: {len(report.added)} added, {len(report.changed)} changed, {len(report.removed)} removed, "
             f"{len(report.skipped)} unchanged, {len(report.failed)} failed"
         )
+    if report.passed_over:
+        kinds = ", ".join(f"{n} {suffix or '(no suffix)'}" for suffix, n in sorted(report.passed_over.items()))
+        out.print(f"passed over, in formats not read: {kinds}")
     out.print(
         f"corpus [bold]{report.corpus}[/bold]: {_count(report.documents_added, 'document')} added, "
         f"{report.documents_unchanged} unchanged, {report.documents_replaced} replaced, "
@@ -319,7 +325,7 @@ def watch(
     def report(done: IndexReport) -> None:
         nonlocal told
         print_report(done, told=told)
-        told = {f.path: f.reason for f in done.failed}
+        told = {f.path: f.reason for f in [*done.failed, *done.warnings]}
 
     with contextlib.suppress(KeyboardInterrupt):
         watch_folder(engine, corpus, folder, rules=rules, on_report=report, debounce_ms=debounce_ms)
@@ -366,6 +372,7 @@ def query(
     query_titles: Annotated[bool | None, typer.Option(help=param_help("query_titles"))] = None,
     title_links: Annotated[int | None, typer.Option("--title-links", help=param_help("title_links"))] = None,
     entity_links: Annotated[int | None, typer.Option("--entity-links", help=param_help("entity_links"))] = None,
+    link_units: Annotated[int | None, typer.Option("--link-units", help=param_help("link_units"))] = None,
     link_hops: Annotated[bool | None, typer.Option(help=param_help("link_hops"))] = None,
     llm_entities: Annotated[bool, typer.Option(help="The LLM reads the question's entities (else NER).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
@@ -391,6 +398,7 @@ def query(
             query_titles=query_titles,
             title_links=title_links,
             entity_links=entity_links,
+            link_units=link_units,
             link_hops=link_hops,
         )
         # The models load inside, once the corpus, the method and the question have been checked.
@@ -521,6 +529,8 @@ def read(
     pages = f", pages {doc.pages[0]}-{doc.pages[-1]}" if doc.pages else ""
     out.print(f"{doc.title} ({doc.source}), characters {doc.start}-{doc.end} of {doc.total_chars}{pages}", markup=False)
     out.print(doc.text, markup=False, highlight=False)
+    if doc.end < doc.total_chars:  # said at the end too, where a reader of a long text looks
+        err.print(f"… {doc.total_chars - doc.end} more characters; read on with --start {doc.end}", markup=False)
 
 
 @app.command()

@@ -227,11 +227,22 @@ EntityLinks = Annotated[
     Field(
         ge=0,
         le=20,
-        # cuerag.entity_links: for each entity of a top chunk's K units nearest the query, the chunk
+        # cuerag.entity_links: for each entity of a top chunk's `link_units` units nearest the query, the chunk
         # of another document it raises most becomes a candidate, with the top chunk's score as
         # path evidence weighed by one over the other documents that mention the entity (none
         # followed past MAX_LINKED_DOCUMENTS).
         description="Follow entity links of this many top chunks.",
+    ),
+]
+LinkUnits = Annotated[
+    int,
+    Field(
+        ge=1,
+        le=50,
+        # cuerag.scoring.nearest_units: the statements that make a top chunk a good candidate. A
+        # documentation page names dozens of pages (its "see also", every command it mentions);
+        # links from all of them outranked the passages a question asks for.
+        description="A top chunk's title and entity links are followed from its this many units nearest the query.",
     ),
 ]
 LinkBoost = Annotated[
@@ -339,6 +350,7 @@ class QIterParams(BaseModel):
     query_titles: QueryTitles = True
     title_links: TitleLinks = 2
     entity_links: EntityLinks = 2
+    link_units: LinkUnits = 3
     link_boost: LinkBoost = 0.1
     lexical_weight: LexicalWeight = 0.35
     lexical_candidates: LexicalCandidates = 15

@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from cuerag.errors import InputError
+from cuerag.folders import shown
 from cuerag.formats import (
     DOCUMENT_SUFFIXES,
     JSON_SUFFIXES,
@@ -141,9 +142,7 @@ def _relative(path: Path, root: Path) -> str:
         rel = path.relative_to(root)
     except ValueError:
         rel = Path(path.name)
-    # A file name that is not valid UTF-8 reaches Python with its bad bytes as lone surrogates,
-    # which no encoder accepts: show them as U+FFFD instead.
-    return rel.as_posix().encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return shown(rel.as_posix())  # a name that is not UTF-8 as escapes, one text per name
 
 
 def load_file(

@@ -496,6 +496,7 @@ class CueRag:
                 report.totals = deleted.totals
         report.added, report.changed, report.removed = plan.added, plan.changed, plan.removed
         report.skipped, report.failed = plan.skipped, plan.failed
+        report.warnings, report.passed_over = plan.warnings, plan.passed_over
         report.documents_unchanged += plan.unchanged_documents
         report.chunks_kept += plan.unchanged_chunks
         report.stage_seconds = {"load": round(load_seconds, 3), "read": round(read_seconds, 3), **report.stage_seconds}

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cuerag.graph import Graph
-from cuerag.scoring import Scorer
+from cuerag.scoring import Scorer, nearest_units
 
 # Other documents an entity may be mentioned by and still be followed: its weight is 1/16 there.
 MAX_LINKED_DOCUMENTS = 16
@@ -83,9 +83,8 @@ def follow_entities(
         # A link goes down the ranking, never to this head or a better one: a lower head may be
         # the next hop, but two heads must not raise each other.
         above = set(heads[: rank + 1])
-        units = graph.chunk_units[head]
-        nearest = [units[i] for i in np.argsort(-(graph.unit_vectors[units] @ qvec), kind="stable")[:units_per_head]]
         doc = graph.chunk_docs[head]
+        nearest = nearest_units(graph, head, qvec, units_per_head)
         for e in dict.fromkeys(e for u in nearest for e in graph.unit_entities[u]):
             chunks = [c for c in index.linkable(e) if graph.chunk_docs[c] != doc and c not in above and allowed(c)]
             if chunks:

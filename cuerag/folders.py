@@ -32,6 +32,8 @@ from cuerag.formats import SUPPORTED_SUFFIXES, unsupported_format  # the formats
 
 # Longer relative paths could not be a document id (Document.id holds 256 characters).
 _MAX_SOURCE = 256
+# A .gitignore larger than this is not read: real ones are a few KiB, and the walk reads it whole.
+MAX_GITIGNORE_BYTES = 1 << 20
 
 FileCheck = Callable[[Path], object]
 """Called on every file before it is read; raises to refuse it (and with it the whole run)."""
@@ -75,6 +77,11 @@ class Walk:
 
     entries: list[FoundFile | FileOutcome] = field(default_factory=list)
     scopes: list[str] = field(default_factory=list)
+    # What the walk noticed that stops no file: a .gitignore it did not read, or lines of one.
+    warnings: list[FileOutcome] = field(default_factory=list)
+    # Files in a walked folder passed over for their format, by suffix ("" for none): "nothing
+    # failed" must not hide that most of a folder was never read.
+    passed_over: dict[str, int] = field(default_factory=dict)
 
     @property
     def files(self) -> list[FoundFile]:
@@ -86,9 +93,11 @@ class Walk:
 
 
 def shown(path: str | Path) -> str:
-    """A path as text that every encoder accepts: a file name that is not valid UTF-8 reaches
-    Python with its bad bytes as lone surrogates, shown here as U+FFFD."""
-    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    """A path as text that every encoder accepts, one text per path: a file name that is not
+    valid UTF-8 reaches Python with its bad bytes as lone surrogates, written here as `\\xff`
+    escapes. (As U+FFFD, "x\\xff.txt" and "x\\xfe.txt" would be one document id, and one of the two
+    files would be lost.)"""
+    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def walk_paths(paths: Sequence[str | Path], *, rules: WalkRules | None = None, check: FileCheck | None = None) -> Walk:
@@ -140,11 +149,13 @@ def _walk_folder(folder: Path, root: Path, rules: WalkRules, check: FileCheck | 
         dirs[:] = kept_dirs  # os.walk descends only into what is left here
         for name in names:
             rel = _join(rel_here, name)
-            if Path(name).suffix.lower() not in SUPPORTED_SUFFIXES:
-                continue
             if _skipped(rel, name, is_dir=False, rules=rules, globs=selected, ignores=ignores):
                 continue
             if not selected.included(rel):
+                continue
+            suffix = Path(name).suffix.lower()
+            if suffix not in SUPPORTED_SUFFIXES:
+                walk.passed_over[suffix] = walk.passed_over.get(suffix, 0) + 1
                 continue
             found.append(FoundFile(path=Path(here) / name, root=root, source=shown(rel)))
     for file in sorted(found, key=lambda f: f.source):
@@ -201,12 +212,48 @@ def _unreadable_folder(exc: OSError, walk: Walk) -> None:
 
 
 def _read_gitignore(path: Path, walk: Walk) -> pathspec.PathSpec | None:
+    """The rules of a folder's .gitignore, read as git reads it: a symbolic link is not followed
+    (git stopped following them in 2.32; here it could point outside the allowed roots), anything
+    but a regular file is passed over without blocking (a FIFO), a file over
+    `MAX_GITIGNORE_BYTES` is not read, and a line that is not a valid pattern is dropped; each of
+    these is reported, and the folder is walked with the rules that are left."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        fd = os.open(path, flags)
     except OSError as exc:
-        walk.entries.append(FileOutcome(path=shown(path), reason=_os_reason(exc)))
+        reason = "a symbolic link: not followed, as git does not" if exc.errno == errno.ELOOP else _os_reason(exc)
+        walk.warnings.append(FileOutcome(path=shown(path), reason=reason))
         return None
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            walk.warnings.append(FileOutcome(path=shown(path), reason="not a regular file; its rules are not read"))
+            return None
+        if info.st_size > MAX_GITIGNORE_BYTES:
+            walk.warnings.append(
+                FileOutcome(path=shown(path), reason=f"over {MAX_GITIGNORE_BYTES // 1024} KiB; its rules are not read")
+            )
+            return None
+        raw = os.read(fd, MAX_GITIGNORE_BYTES + 1)[:MAX_GITIGNORE_BYTES]
+    except OSError as exc:
+        walk.warnings.append(FileOutcome(path=shown(path), reason=_os_reason(exc)))
+        return None
+    finally:
+        os.close(fd)
+    patterns: list[str] = []
+    bad: list[int] = []
+    for number, line in enumerate(raw.decode("utf-8", errors="replace").splitlines(), start=1):
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line])
+        except ValueError:  # pathspec's GitIgnorePatternError; git too skips a line it cannot read
+            bad.append(number)
+            continue
+        patterns.append(line)
+    if bad:
+        lines = ", ".join(map(str, bad[:10])) + (" …" if len(bad) > 10 else "")
+        reason = f"not a valid pattern on line {lines}; those lines are ignored"
+        walk.warnings.append(FileOutcome(path=shown(path), reason=reason))
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
 def _join(folder: str, name: str) -> str:

@@ -110,6 +110,8 @@ class IndexReport(BaseModel):
     chunk_vectors: str = ""  # embedded or derived (cuerag.chunk_vectors)
     skipped: list[FileOutcome] = []  # files whose content hash is unchanged: not read
     failed: list[FileOutcome] = []  # files that could not be read, with the reason; the rest went on
+    warnings: list[FileOutcome] = []  # what the walk read only in part: a .gitignore not read, lines of one
+    passed_over: dict[str, int] = {}  # files of walked folders in formats not read, by suffix
 
 
 @dataclass

@@ -15,7 +15,7 @@ from cuerag.config import QIterParams
 from cuerag.graph import Graph
 from cuerag.links import Named, TitleSpecificity
 from cuerag.results import TitleStep
-from cuerag.scoring import Scorer, best_chunks
+from cuerag.scoring import Scorer, best_chunks, nearest_units
 
 # The path evidence of a chunk the query names by its title: an exact link, the top of the scale of
 # both scorers (cosine, and a cross-encoder's sigmoid; a reranker giving raw logits can score a
@@ -139,7 +139,10 @@ class TitleEvidence:
         w = self._params.path_weight
         linked: dict[int, tuple[float, int, float]] = {}
         for head in heads:
-            named = self._inside(g.title_index.named_in(g.chunk_texts[head], exclude_titles_of=head))
+            # Only the titles named in the head's units nearest the query, as for entity links.
+            nearest = sorted(nearest_units(g, head, self._qvec, self._params.link_units))
+            text = "\n".join(g.unit_texts[u] for u in nearest)
+            named = self._inside(g.title_index.named_in(text, exclude_titles_of=head))
             if not named:
                 continue
             hop = self._qvec + g.chunk_vectors[head]

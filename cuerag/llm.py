@@ -22,7 +22,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_expo
 from cuerag.config import Settings
 from cuerag.errors import LLMError, LLMRefusedError, ParameterError
 from cuerag.llm_cache import ResponseCache
-from cuerag.redact import redact_urls_in
+from cuerag.redact import mask_secrets, redact_urls_in, secret_forms
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +64,7 @@ class Provider(Protocol):
 
     model: str
     endpoint: str  # part of the cache key: one model name on two servers is two models
+    secrets: tuple[str, ...]  # the credentials as a request carries them: masked in every error
 
     def complete(self, system: str, user: str, *, max_tokens: int) -> Completion: ...
 
@@ -79,6 +80,7 @@ class OpenAIProvider:
         key = api_key or os.environ.get("OPENAI_API_KEY") or (None if base_url is None else "not-needed")
         self._client = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=0)
         self.endpoint = str(self._client.base_url)  # what the SDK resolved, OPENAI_BASE_URL included
+        self.secrets = secret_forms(self.endpoint, api_key or os.environ.get("OPENAI_API_KEY"))
 
     def complete(self, system: str, user: str, *, max_tokens: int) -> Completion:
         response = self._client.chat.completions.create(
@@ -106,6 +108,7 @@ class AnthropicProvider:
         self.model = model
         self._client = anthropic.Anthropic(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
         self.endpoint = str(self._client.base_url)
+        self.secrets = secret_forms(self.endpoint, api_key or os.environ.get("ANTHROPIC_API_KEY"))
 
     def complete(self, system: str, user: str, *, max_tokens: int) -> Completion:
         response = self._client.messages.create(
@@ -168,7 +171,7 @@ class LLM:
             wait=wait_exponential_jitter(multiplier=0.5, max=self.max_wait_seconds),
             before_sleep=lambda state: log.warning(
                 "LLM call failed (%s); retry %d of %d",
-                redact_urls_in(str(state.outcome.exception())) if state.outcome else "?",
+                self._shown(str(state.outcome.exception())) if state.outcome else "?",
                 state.attempt_number,
                 self.max_retries,
             ),
@@ -177,13 +180,17 @@ class LLM:
         try:
             completion = retrying(self.provider.complete, system, user, max_tokens=max_tokens)
         except Exception as exc:
-            message = redact_urls_in(f"{self.name} at {self.provider.endpoint} failed: {type(exc).__name__}: {exc}")
+            message = self._shown(f"{self.name} at {self.provider.endpoint} failed: {type(exc).__name__}: {exc}")
             if _status(exc) in _REFUSED:
                 raise LLMRefusedError(message) from exc
             raise LLMError(message) from exc
         if self.cache is not None:
             self.cache.put(key_parts, completion.model_dump(exclude={"cached"}))
         return completion
+
+    def _shown(self, text: str) -> str:
+        """Text about a call, fit to show: URLs redacted, the provider's credentials masked."""
+        return mask_secrets(redact_urls_in(text), self.provider.secrets)
 
 
 def require_llm(llm: LLM | None, purpose: str) -> LLM:

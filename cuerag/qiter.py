@@ -368,7 +368,7 @@ class _QIterRun:
             qvec=qvec,
             scores=scores,
             heads=best_chunks(scores, n),
-            units_per_head=self.params.k,
+            units_per_head=self.params.link_units,
             path_weight=self.params.path_weight,
             allowed=self.r.chunk_allowed,
         )

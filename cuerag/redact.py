@@ -8,8 +8,9 @@ show endpoints, so they show them through here.
 
 from __future__ import annotations
 
+import base64
 import re
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 MASK = "***"
 
@@ -55,3 +56,28 @@ def redact_values(value: object) -> object:
     if isinstance(value, list):
         return [redact_values(v) for v in value]
     return value
+
+
+def secret_forms(url: str | None, api_key: str | None) -> tuple[str, ...]:
+    """The texts a request to `url` carries its credentials as: the API key and, for a URL with
+    user-info, the password, "user:password" and its base64 (an HTTP Basic header). An endpoint
+    that echoes a request's headers in its error body would otherwise put them in the message."""
+    forms = [api_key or ""]
+    if url:
+        try:
+            parts = urlsplit(url)
+            user, password = parts.username, parts.password
+        except ValueError:
+            user = password = None
+        if password:
+            pair = f"{unquote(user or '')}:{unquote(password)}"
+            forms += [unquote(password), pair, base64.b64encode(pair.encode()).decode()]
+    # Very short values would mask ordinary words; no real credential is that short.
+    return tuple(sorted({f for f in forms if len(f) >= 4}, key=len, reverse=True))
+
+
+def mask_secrets(text: str, secrets: tuple[str, ...]) -> str:
+    """The text with every occurrence of each secret masked (longest first)."""
+    for secret in secrets:
+        text = text.replace(secret, MASK)
+    return text

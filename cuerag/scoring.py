@@ -65,6 +65,14 @@ class TextScorer:
         return np.asarray(self._reranker.score(query, texts), dtype=np.float32)
 
 
+def nearest_units(graph: Graph, chunk: int, qvec: np.ndarray, n: int) -> list[int]:
+    """The chunk's n units nearest the query, nearest first: the statements that make the chunk a
+    good candidate, and so the ones its links are followed from (a long page's other sentences,
+    a "see also" list, name much that has nothing to do with the question)."""
+    units = graph.chunk_units[chunk]
+    return [units[i] for i in np.argsort(-(graph.unit_vectors[units] @ qvec), kind="stable")[:n]]
+
+
 def best_chunks(scores: dict[int, float], n: int) -> list[int]:
     """The n chunks with the highest scores, best first; ties go to the earlier position, so a
     ranking never depends on the order the candidates were found in."""

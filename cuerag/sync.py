@@ -57,6 +57,8 @@ class SyncPlan:
     removed: list[FileOutcome] = field(default_factory=list)
     skipped: list[FileOutcome] = field(default_factory=list)
     failed: list[FileOutcome] = field(default_factory=list)
+    warnings: list[FileOutcome] = field(default_factory=list)  # the walk's (cuerag.folders.Walk)
+    passed_over: dict[str, int] = field(default_factory=dict)  # files not read for their format
     unchanged_documents: int = 0  # in skipped files
     unchanged_chunks: int = 0
 
@@ -120,12 +122,20 @@ def plan_sync(
     `failed` and the rest go on. A request over its byte `budget` is refused whole.
     `known_failures` (path → reason, as a watch's last sync reported them): a file failing again
     for the same reason is still listed but logged at debug level, so a watch warns once."""
-    plan = SyncPlan()
     known = known_failures or {}
+    plan = SyncPlan(warnings=list(walk.warnings), passed_over=dict(walk.passed_over))
+    for warning in walk.warnings:  # told once, as failures are
+        level = logging.DEBUG if known.get(warning.path) == warning.reason else logging.WARNING
+        log.log(level, "%s: %s", warning.path, warning.reason)
     limits = limits or ReadLimits()
     stored = stored_files(graph)
     keep: set[str] = set()
     seen: set[str] = set()
+    # Which file of this walk holds each document id, in walk order. A second file may not take an
+    # id over: a JSON record whose id is another file's path would replace that file's document,
+    # and the two would trade places at every sync. (A file of a later run may: that is how a
+    # moved folder is repointed.)
+    claimed: dict[str, str] = {}
     for file in walk.entries:
         if isinstance(file, FileOutcome):  # could not be walked to: a loop, a dangling link
             _fail(plan, file, strict=strict, known=known)
@@ -151,14 +161,26 @@ def plan_sync(
                 plan.unchanged_documents += len(before.doc_ids)
                 plan.unchanged_chunks += before.chunks
                 keep |= before.doc_ids
+                for d in before.doc_ids:
+                    claimed.setdefault(d, location)
                 continue
             docs = with_provenance(file, parsed, digest)
+            _claim(docs, file, claimed)
         except RequestTooLarge:
             raise
         except (InputError, OSError) as exc:
             _fail(plan, FileOutcome(path=shown_path, reason=_reason(exc, file)), strict=strict, known=known)
             if before is not None:
                 keep |= before.doc_ids  # a file that cannot be read now keeps its earlier version
+            continue
+        except Exception as exc:  # one file's reader failing must not stop the rest
+            # A parser library can fail in ways it does not declare (a RecursionError deep in a
+            # YAML or HTML parser): that file is reported with the error, the rest is indexed.
+            log.debug("reading %s failed", shown_path, exc_info=True)
+            reason = f"could not be read ({type(exc).__name__}: {_first_line(exc)})"
+            _fail(plan, FileOutcome(path=shown_path, reason=reason), strict=strict, known=known)
+            if before is not None:
+                keep |= before.doc_ids
             continue
         plan.documents.extend(docs)
         keep |= {d.id for d in docs}
@@ -175,6 +197,18 @@ def plan_sync(
     return plan
 
 
+def _claim(docs: list[Document], file: FoundFile, claimed: dict[str, str]) -> None:
+    """Record the file's document ids, or refuse the file if another file holds one of them."""
+    for doc in docs:
+        owner = claimed.get(doc.id, file.location)
+        if owner != file.location:
+            raise InputError(
+                f"document id {doc.id!r} is already the id of a document from {owner}; ids must be unique in a corpus"
+            )
+    for doc in docs:
+        claimed[doc.id] = file.location
+
+
 def _in_scope(location: str, scopes: list[str]) -> bool:
     return any(location == scope or location.startswith(scope.rstrip("/") + "/") for scope in scopes)
 
@@ -185,6 +219,11 @@ def _reason(exc: Exception, file: FoundFile) -> str:
     for form in (str(file.path), shown(file.path)):
         text = text.replace(f": {form}", "").replace(f"{form}: ", "").replace(form, file.source)
     return text
+
+
+def _first_line(exc: Exception) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0][:200] if lines else "no message"
 
 
 def _fail(plan: SyncPlan, failure: FileOutcome, *, strict: bool, known: Mapping[str, str]) -> None:

@@ -11,6 +11,7 @@ when it lies inside the watched folder.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
@@ -85,24 +86,66 @@ def watch_folder(
             if on_error is not None:
                 on_error(exc)
             return
-        known_failures = {f.path: f.reason for f in report.failed}
+        known_failures = {f.path: f.reason for f in [*report.failed, *report.warnings]}
         last_error = ""
         on_report(report)
 
     synced = False
-    # The first sync runs at the first (empty) yield, once the watcher is in place: a change made
-    # while it runs is then seen, not lost between the sync and the start of the watch.
-    for changes in watchfiles.watch(
-        root,
-        watch_filter=relevant,
-        debounce=debounce_ms,
-        stop_event=stop,
-        raise_interrupt=False,
-        yield_on_timeout=True,
-        rust_timeout=1000,
-    ):
-        if changes or not synced:
-            if changes:
-                log.info("%d changes under %s; syncing", len(changes), root)
-            sync_once()
-            synced = True
+    # Each real folder of the tree is watched on its own, not the root recursively: the native
+    # watcher follows symlinks to folders, so one link to / would set watches on the whole disk
+    # (and use up the user's inotify watches); the walk never follows them either. A folder made
+    # or removed changes the set, and the watch starts over with the new one.
+    while not (stop is not None and stop.is_set()):
+        folders = _folders(root, rules, data_dir)
+        restart = False
+        # The first sync runs at the first (empty) yield, once the watcher is in place: a change
+        # made while it runs is then seen, not lost between the sync and the start of the watch.
+        for changes in watchfiles.watch(
+            *folders,
+            watch_filter=relevant,
+            debounce=debounce_ms,
+            stop_event=stop,
+            raise_interrupt=False,
+            yield_on_timeout=True,
+            rust_timeout=1000,
+            recursive=False,
+        ):
+            if changes or not synced:
+                if changes:
+                    log.info("%d changes under %s; syncing", len(changes), root)
+                sync_once()
+                synced = True
+            if any(_changes_folders(change, raw, folders) for change, raw in changes):
+                # Synced again once the new watcher is in place: what was written in the new
+                # folder between this sync and then would otherwise wait for the next change.
+                restart, synced = True, False
+                break
+        if not restart:
+            return  # stopped, or Ctrl-C
+
+
+def _folders(root: Path, rules: WalkRules, data_dir: Path) -> list[Path]:
+    """The root and every real folder under it that a change could matter in: no symlinked
+    folders, no dot-folders (unless asked for) or excluded ones, not the data directory."""
+    found = [root]
+    for here, dirs, _ in os.walk(root):  # followlinks=False: a link to a folder is not entered
+        kept = []
+        for name in sorted(dirs):
+            path = Path(here) / name
+            if path.is_symlink() or path.resolve().is_relative_to(data_dir):
+                continue
+            if is_ignored(PurePosixPath(path.relative_to(root).as_posix()), rules):
+                continue
+            kept.append(name)
+            found.append(path)
+        dirs[:] = kept
+    return found
+
+
+def _changes_folders(change: watchfiles.Change, raw: str, folders: list[Path]) -> bool:
+    """Whether a change adds or removes a watched folder's kind of thing: a new real folder, or a
+    watched one gone."""
+    path = Path(raw)
+    if change == watchfiles.Change.deleted:
+        return path in folders
+    return path.is_dir() and not path.is_symlink() and path not in folders

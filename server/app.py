@@ -8,10 +8,12 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 from cuerag import CueRag, Settings
 from cuerag.redact import redact_values
@@ -54,10 +56,31 @@ class _Holder:
     state: AppState | None = None
 
 
-def _listed(spec: ToolSpec, engine_settings: Settings, server_settings: ServerSettings) -> bool:
+def _unlisted_because(spec: ToolSpec, engine_settings: Settings, server_settings: ServerSettings) -> str | None:
+    """Why this server leaves the tool out, or None when it is listed."""
     if spec.write and server_settings.read_only:
-        return False
-    return not (spec.needs_llm and engine_settings.llm_provider == "none")
+        return "this server was started read-only (--read-only), which leaves out the tools that write"
+    if spec.needs_llm and engine_settings.llm_provider == "none":
+        return "no LLM is configured (set CUERAG_LLM_PROVIDER and its model)"
+    return None
+
+
+def _listed(spec: ToolSpec, engine_settings: Settings, server_settings: ServerSettings) -> bool:
+    return _unlisted_because(spec, engine_settings, server_settings) is None
+
+
+class _CueServer(MCPServer[AppState]):
+    """The SDK's server, saying why a tool it leaves out is not there: a client that calls
+    index_corpus on a read-only server gets that reason, not "Unknown tool"."""
+
+    def __init__(self, *args: Any, unlisted: dict[str, str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._unlisted = unlisted
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if name in self._unlisted:
+            raise ToolError(f"{name} is not available here: {self._unlisted[name]}")
+        return await super().call_tool(name, arguments, context)
 
 
 def build_server(
@@ -90,8 +113,13 @@ def build_server(
         finally:
             engine.close()
 
-    server: MCPServer[AppState] = MCPServer(
+    server: MCPServer[AppState] = _CueServer(
         "cuerag",
+        unlisted={
+            spec.name: why
+            for spec in TOOLS
+            if (why := _unlisted_because(spec, engine_settings, server_settings)) is not None
+        },
         instructions=INSTRUCTIONS,
         version="0.1.0",
         lifespan=lifespan,

@@ -209,6 +209,12 @@ def test_cli_query_json_human_view_and_read(models: Models, data_dir: Path) -> N
         read = runner.invoke(cuerag.cli.app, ["read", "notes/camera.md", "--corpus", CORPUS], env=env)
         assert read.exit_code == 0, read.output
         assert "45 megapixels" in read.output and "Lumen X3 camera (notes/camera.md)" in read.output
+        assert "more characters" not in read.output  # read whole
+        part = runner.invoke(
+            cuerag.cli.app, ["read", "notes/camera.md", "--corpus", CORPUS, "--max-chars", "20"], env=env
+        )
+        assert part.exit_code == 0, part.output
+        assert part.output.rstrip().endswith("more characters; read on with --start 20")
 
 
 @pytest.fixture(scope="module")

@@ -98,10 +98,10 @@ def test_txt_file_title_is_file_name(tmp_path: Path) -> None:
     assert doc.id == doc.source == "river-tees.txt"  # a file's identity is its path under its root
 
 
-def test_md_title_from_first_heading(tmp_path: Path) -> None:
+def test_md_title_from_first_level_one_heading(tmp_path: Path) -> None:
     text = "Some preamble line.\n\n## Salzburg Facts\n\nSalzburg lies on the Salzach.\n\n# Later heading\n"
     (doc,) = load_paths([write(tmp_path / "notes.md", text)])
-    assert doc.title == "Salzburg Facts"
+    assert doc.title == "Later heading"  # a section heading does not name the document
     # The text as a reader sees it: heading marks gone, headings on lines of their own.
     assert doc.text == "Some preamble line.\n\nSalzburg Facts\n\nSalzburg lies on the Salzach.\n\nLater heading"
 
@@ -140,11 +140,18 @@ def test_content_ids_stable_across_loads_and_distinct(tmp_path: Path) -> None:
     assert other_title.id != first[0].id
 
 
-def test_duplicate_ids_keep_the_last_version(tmp_path: Path) -> None:
-    write(tmp_path / "a.json", json.dumps([{"id": "x", "title": "Old", "text": "old text"}]))
-    write(tmp_path / "b.json", json.dumps([{"id": "x", "title": "New", "text": "new text"}]))
+def test_duplicate_ids_in_one_file_keep_the_last_version(tmp_path: Path) -> None:
+    records = [{"id": "x", "title": "Old", "text": "old text"}, {"id": "x", "title": "New", "text": "new text"}]
+    write(tmp_path / "a.json", json.dumps(records))
     docs = load_paths([tmp_path])
     assert [(d.id, d.text) for d in docs] == [("x", "new text")]
+
+
+def test_a_second_file_may_not_take_a_document_id_over(tmp_path: Path) -> None:
+    write(tmp_path / "a.json", json.dumps([{"id": "x", "title": "Old", "text": "old text"}]))
+    write(tmp_path / "b.json", json.dumps([{"id": "x", "title": "New", "text": "new text"}]))
+    with pytest.raises(InputError, match=r"document id 'x' is already the id of a document from .*a\.json"):
+        load_paths([tmp_path])
 
 
 def test_check_documents_drops_whitespace_and_refuses_empty_batch() -> None:

@@ -42,8 +42,9 @@ def one_hop(engine: CueRag, filter: DocFilter | None = None, **params: object) -
     """A walk of one hop from the institute alone (K=1: its nearest entity node, then that node's
     nearest unit), with nothing else that could bring a chunk in (no knowledge anchoring, lexical,
     title or dense candidates): only the institute's note is reached, so whatever else comes back,
-    an entity link brought. K=1 also leaves the head one sentence to link from: the one nearest the
-    question, the founder's."""
+    an entity link brought. link_units=1 leaves the head one sentence to link from: the one nearest
+    the question, the founder's."""
+    chosen = {"link_units": 1, **params}
     chosen = make_params(
         k=1,
         depth=1,
@@ -52,7 +53,7 @@ def one_hop(engine: CueRag, filter: DocFilter | None = None, **params: object) -
         query_titles=False,
         title_links=0,
         fill_with_dense=False,
-        **params,
+        **chosen,
     )
     result = engine.retriever(CORPUS, filter).q_iter(QUESTION, chosen, entities=["Orvane Institute"])
     assert result.trace is not None
@@ -118,9 +119,11 @@ def test_the_builders_four_documents_give_a_third_of_the_evidence(engine: CueRag
 
 
 def test_only_the_entities_of_the_heads_sentences_nearest_the_question_link(engine: CueRag) -> None:
-    # K=1: the founder's sentence links, the cafeteria's (which names the builder) does not. Taken
-    # whole, the head would link to a builder's note as well, at a third of the evidence.
+    # One unit: the founder's sentence links, the cafeteria's (which names the builder) does not.
+    # Taken whole, the head would link to a builder's note as well, at a third of the evidence.
     linked = one_hop(engine)
+    whole = one_hop(engine, link_units=50)
+    assert "Dalgren Builders" in {s.entity for s in whole.trace.title_steps if s.kind == "entity_link"}  # type: ignore[union-attr]
     steps = [s for s in linked.trace.title_steps if s.kind == "entity_link"]  # type: ignore[union-attr]
     assert {s.entity for s in steps} == {"Marta Kessler"}
     assert not {"n03.md", "n04.md", "n05.md"} & set(docs(linked))

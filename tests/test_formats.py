@@ -114,11 +114,23 @@ def test_markdown_front_matter_headings_links_and_wikilinks(tmp_path: Path) -> N
         assert doc.text[link.start : link.end] == link.text  # type: ignore[attr-defined]
 
 
-def test_markdown_title_falls_back_to_heading_then_file_name(tmp_path: Path) -> None:
-    (tmp_path / "a.md").write_text("Intro line.\n\n## Fjords\n\nOslo lies at the head of one.\n")
+def test_markdown_title_falls_back_to_the_top_heading_then_file_name(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("Intro line.\n\n# Fjords\n\nOslo lies at the head of one.\n")
     (tmp_path / "b.md").write_text("No heading here, only text.\n")
     assert one(tmp_path / "a.md").title == "Fjords"  # type: ignore[attr-defined]
     assert one(tmp_path / "b.md").title == "b"  # type: ignore[attr-defined]
+
+
+def test_a_section_heading_does_not_name_the_document(tmp_path: Path) -> None:
+    # A README whose top is an image: its first text heading is a section ("Benchmarks"),
+    # and as the title it would be matched wherever the word is written.
+    (tmp_path / "zstd-README.md").write_text(
+        '<p align="center"><img src="logo.png" alt=""></p>\n\nA fast compressor.\n\n'
+        "## Benchmarks\n\nIt is fast.\n\n## Contributing\n\nSend patches.\n"
+    )
+    doc = one(tmp_path / "zstd-README.md")
+    assert doc.title == "zstd-README"  # type: ignore[attr-defined]
+    assert ["Benchmarks"] in [sec.path[-1:] for sec in doc.structure.sections]  # type: ignore[attr-defined]
 
 
 def test_markdown_bad_front_matter_is_one_line(tmp_path: Path) -> None:

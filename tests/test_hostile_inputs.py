@@ -252,7 +252,7 @@ async def test_mcp_file_name_that_is_not_utf8(mcp: Mcp) -> None:
     report = await ok(mcp.client, "index_corpus", corpus="names", paths=[str(folder)])
     assert report["documents_added"] == 1
     (hit,) = (await ok(mcp.client, "dense_search", corpus="names", query="fish market", top_n=1))["chunks"]
-    assert (hit["title"], hit["text"]) == ("caf\ufffd", "Bergen has a fish market.")
+    assert (hit["title"], hit["text"]) == ("caf\\xe9", "Bergen has a fish market.")
 
 
 async def test_mcp_nul_characters(mcp: Mcp) -> None:
@@ -592,6 +592,58 @@ def test_llm_errors_and_logs_redact_url_credentials(caplog: pytest.LogCaptureFix
     assert [leak for leak in LEAKS if leak in shown] == [], shown
 
 
+@pytest.mark.parametrize(
+    ("base_url", "key", "secrets"),
+    [
+        ("http://127.0.0.1:{port}/v1", "sk-LEAK-key-3", ["sk-LEAK-key-3"]),
+        ("http://alice:pw-LEAK-4@127.0.0.1:{port}/v1", None, ["pw-LEAK-4", "YWxpY2U6cHctTEVBSy00"]),
+    ],
+)
+def test_llm_errors_mask_credentials_an_endpoint_echoes(base_url: str, key: str | None, secrets: list[str]) -> None:
+    """An endpoint that answers 401 with the request's Authorization header in its body (some
+    proxies do): the error the client sees must not carry the key, nor the Basic credentials."""
+    import http.server
+    import threading
+
+    from pydantic import SecretStr
+
+    from cuerag.errors import LLMError
+    from cuerag.llm import make_llm
+
+    class Echo(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            body = json.dumps({"error": {"message": f"bad credentials: {self.headers.get('Authorization')}"}})
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        llm = make_llm(
+            Settings(
+                llm_provider="openai",
+                llm_model="m",
+                llm_base_url=base_url.format(port=httpd.server_address[1]),
+                llm_api_key=SecretStr(key) if key else None,
+                llm_max_retries=0,
+                llm_cache=False,
+            )
+        )
+        assert llm is not None
+        with pytest.raises(LLMError) as failed:
+            llm.complete("system", "user", max_tokens=16)
+    finally:
+        httpd.shutdown()
+    assert "bad credentials" in str(failed.value)  # the endpoint's answer is there, masked
+    assert [leak for leak in secrets if leak in str(failed.value)] == [], str(failed.value)
+
+
 async def test_mcp_full_disk_is_refused_with_what_it_needs(models: Models, tmp_path: Path) -> None:
     # The free-space seam says 100 MB: under the 256 MB margin (issue 14, item 4).
     from cuerag.diskspace import MB
@@ -849,7 +901,7 @@ def test_cli_file_name_that_is_not_utf8(cli: Cli) -> None:
     own = cli.elsewhere("names")
     assert own.json("index", str(folder), "--corpus", "names")["documents_added"] == 1
     (hit,) = own.json("query", "fish market", "--corpus", "names", "--method", "dense", "--top-n", "1")["chunks"]
-    assert (hit["title"], hit["text"]) == ("caf\ufffd", "Bergen has a fish market.")
+    assert (hit["title"], hit["text"]) == ("caf\\xe9", "Bergen has a fish market.")
 
 
 def test_cli_deeply_nested_json(cli: Cli) -> None:

@@ -778,7 +778,9 @@ async def test_mcp_answer_tool_hidden_without_an_llm(models: Models, tmp_path: P
         assert {"q_iter", "index_corpus"} <= names
         result = await client.call_tool("answer", {"corpus": CORPUS, "question": "Anything?"})
         assert result.is_error
-        assert result.content[0].text == "Unknown tool: answer"  # type: ignore[union-attr]
+        assert result.content[0].text == (  # type: ignore[union-attr]
+            "answer is not available here: no LLM is configured (set CUERAG_LLM_PROVIDER and its model)"
+        )
 
 
 # ---- 11. hostile and awkward answers ---------------------------------------------------------------

@@ -164,7 +164,11 @@ async def test_read_only_mode_hides_the_write_tools(models: Models, tmp_path: Pa
         names = {t.name for t in (await client.list_tools()).tools}
         assert names == READ_TOOLS
         text = await call_error(client, "index_corpus", corpus="x", paths=[str(SAMPLE_CORPUS)])
-        assert text == "Unknown tool: index_corpus"
+        assert text == (
+            "index_corpus is not available here: this server was started read-only (--read-only), "
+            "which leaves out the tools that write"
+        )
+        assert await call_error(client, "no_such_tool") == "Unknown tool: no_such_tool"
         assert await call(client, "list_corpora") == {"corpora": []}
         config = json.loads((await client.read_resource("config://server")).contents[0].text)  # type: ignore[union-attr]
         assert set(config["tools"]) == READ_TOOLS

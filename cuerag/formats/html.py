@@ -102,7 +102,10 @@ def extract_html(raw: bytes, *, name: str, source: str | None) -> Extracted:
     text = decode_html(raw, name)
     text = re.sub(r"^\s*<\?xml[^>]*\?>", "", text)  # lxml refuses a str that declares an encoding
     try:
-        root = lxml.html.document_fromstring(text)
+        # huge_tree: without it libxml2 stops at 256 levels of nesting or a 10 MB text node and
+        # silently drops the rest of the page; the file's size is capped before it is read, and
+        # nesting the text walk cannot follow is refused below.
+        root = lxml.html.document_fromstring(text, parser=lxml.html.HTMLParser(huge_tree=True))
     except (lxml.etree.ParserError, ValueError) as exc:
         raise InputError(f"{name}: not readable as HTML ({exc})") from None
     title_el = root.find(".//title")

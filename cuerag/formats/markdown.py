@@ -24,8 +24,22 @@ _WIKILINK = re.compile(r"\[\[([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|([^\[\]\n]+))?\
 _TAG = re.compile(r"<[^>]*>")
 
 
+# markdown-it stops reading a block nested this deep and silently drops the rest of the file
+# (its CommonMark preset stops at 20, which a real nested list can pass); past this, the file is
+# refused rather than indexed in part.
+MAX_MARKDOWN_NESTING = 100
+
+
 def _parser() -> MarkdownIt:
-    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
+    return MarkdownIt("commonmark", {"maxNesting": MAX_MARKDOWN_NESTING}).enable("table").use(front_matter_plugin)
+
+
+def _cut_short(tokens: list[Token]) -> bool:
+    """Whether the parse reached the nesting limit, where markdown-it drops what follows."""
+    return any(
+        t.level >= MAX_MARKDOWN_NESTING - 1 or any(c.level >= MAX_MARKDOWN_NESTING - 1 for c in t.children or [])
+        for t in tokens
+    )
 
 
 def extract_markdown(raw: bytes, *, name: str, source: str | None) -> Extracted:
@@ -34,6 +48,10 @@ def extract_markdown(raw: bytes, *, name: str, source: str | None) -> Extracted:
         tokens = _parser().parse(text)
     except RecursionError:
         raise InputError(f"{name}: Markdown nested too deeply to read") from None
+    if _cut_short(tokens):
+        raise InputError(
+            f"{name}: Markdown nested over {MAX_MARKDOWN_NESTING} levels deep; the reader would drop the rest"
+        )
     out = TextBuilder()
     metadata: dict[str, Any] = {}
     first_heading: str | None = None
@@ -45,7 +63,10 @@ def extract_markdown(raw: bytes, *, name: str, source: str | None) -> Extracted:
         elif tok.type == "heading_open":
             inline = tokens[i + 1]
             title = _plain(inline.children or [])
-            if first_heading is None and title.strip():
+            # Only a level-1 heading names the document: the first "## Benchmarks" of a README
+            # whose top heading is an image is a section, and as a title it would be matched
+            # wherever the word is written. Without one, the file's name is the title.
+            if first_heading is None and tok.tag == "h1" and title.strip():
                 first_heading = title.strip()
             out.heading(int(tok.tag[1]), title)
             i += 3  # heading_open, inline, heading_close
@@ -80,11 +101,36 @@ def extract_markdown(raw: bytes, *, name: str, source: str | None) -> Extracted:
     )
 
 
+# Front matter is a few fields of metadata; deeper nesting is refused before it is built.
+MAX_FRONT_MATTER_DEPTH = 20
+
+
+class _FrontMatterLoader(yaml.SafeLoader):
+    """PyYAML's safe loader without aliases and with a depth limit: an alias repeats a node, and
+    a few hundred bytes of aliases of aliases ("billion laughs") build millions of items, which
+    would then be stored and returned as the document's metadata."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            raise InputError("aliases (*name) are not accepted in front matter")
+        self._depth = getattr(self, "_depth", 0) + 1
+        try:
+            if self._depth > MAX_FRONT_MATTER_DEPTH:
+                raise InputError(f"nested deeper than {MAX_FRONT_MATTER_DEPTH} levels")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
 def _front_matter(content: str, name: str) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(content)
+        data = yaml.load(content, Loader=_FrontMatterLoader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise InputError(f"{name}: the YAML front matter is not valid YAML ({_first_line(exc)})") from None
+    except InputError as exc:
+        raise InputError(f"{name}: the YAML front matter is refused: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{name}: the YAML front matter is nested too deeply to read") from None
     if not isinstance(data, dict):
         return {}
     return {str(k): _json_safe(v) for k, v in data.items()}
