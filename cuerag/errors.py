@@ -83,3 +83,10 @@ class LLMError(CueRagError):
 class LLMRefusedError(LLMError):
     """The endpoint refused this one request (400, 413, 422: too long, filtered, malformed) while
     the LLM itself works: the caller can go on without this answer."""
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (a library's may run to pages), or its type's name
+    when it has none: what a one-line reason quotes."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cuerag.documents import JSON_SUFFIXES, Document, check_documents, dedupe_documents, parse_file
-from cuerag.errors import InputError, RequestTooLarge
+from cuerag.errors import InputError, RequestTooLarge, first_line
 from cuerag.folders import FileCheck, FileOutcome, FoundFile, Walk, WalkRules, shown, walk_paths
 from cuerag.formats import SUPPORTED_SUFFIXES
 from cuerag.formats.reading import ByteBudget, ReadLimits, read_file_once
@@ -177,7 +177,7 @@ def plan_sync(
             # A parser library can fail in ways it does not declare (a RecursionError deep in a
             # YAML or HTML parser): that file is reported with the error, the rest is indexed.
             log.debug("reading %s failed", shown_path, exc_info=True)
-            reason = f"could not be read ({type(exc).__name__}: {_first_line(exc)})"
+            reason = f"could not be read ({type(exc).__name__}: {first_line(exc)[:200]})"
             _fail(plan, FileOutcome(path=shown_path, reason=reason), strict=strict, known=known)
             if before is not None:
                 keep |= before.doc_ids
@@ -219,11 +219,6 @@ def _reason(exc: Exception, file: FoundFile) -> str:
     for form in (str(file.path), shown(file.path)):
         text = text.replace(f": {form}", "").replace(f"{form}: ", "").replace(form, file.source)
     return text
-
-
-def _first_line(exc: Exception) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0][:200] if lines else "no message"
 
 
 def _fail(plan: SyncPlan, failure: FileOutcome, *, strict: bool, known: Mapping[str, str]) -> None:

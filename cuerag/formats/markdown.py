@@ -13,7 +13,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from cuerag.errors import InputError
+from cuerag.errors import InputError, first_line
 from cuerag.formats.builder import TextBuilder
 from cuerag.formats.model import DocumentStructure, Extracted
 from cuerag.formats.reading import decode_text
@@ -126,7 +126,7 @@ def _front_matter(content: str, name: str) -> dict[str, Any]:
     try:
         data = yaml.load(content, Loader=_FrontMatterLoader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
-        raise InputError(f"{name}: the YAML front matter is not valid YAML ({_first_line(exc)})") from None
+        raise InputError(f"{name}: the YAML front matter is not valid YAML ({first_line(exc)})") from None
     except InputError as exc:
         raise InputError(f"{name}: the YAML front matter is refused: {exc}") from None
     except RecursionError:
@@ -134,10 +134,6 @@ def _front_matter(content: str, name: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         return {}
     return {str(k): _json_safe(v) for k, v in data.items()}
-
-
-def _first_line(exc: Exception) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 def _json_safe(value: Any) -> Any:
