@@ -245,6 +245,20 @@ LinkUnits = Annotated[
         description="A top chunk's title and entity links are followed from its this many units nearest the query.",
     ),
 ]
+LinkBridge = Annotated[
+    float,
+    Field(
+        ge=0.0,
+        le=10.0,
+        # cuerag.entity_links: the next hop is about the entity the link goes through, which the
+        # question does not name. Scaled per query by one minus the lexical channel's adaptive share:
+        # the bridge is the embedder's reading of a name, and a query that gets the whole lexical
+        # weight (a corpus on one subject, whose pages the embedder hardly tells apart) reads its
+        # links against the question alone; unscaled, the documentation sets lost at R@2 (README).
+        description="Weight of the linking entity's vector added to the question when an entity-linked "
+        "chunk is read (0: the question alone); scaled per query by one minus the lexical share.",
+    ),
+]
 LinkBoost = Annotated[
     float,
     Field(
@@ -351,6 +365,7 @@ class QIterParams(BaseModel):
     title_links: TitleLinks = 2
     entity_links: EntityLinks = 2
     link_units: LinkUnits = 3
+    link_bridge: LinkBridge = 1.5
     link_boost: LinkBoost = 0.1
     lexical_weight: LexicalWeight = 0.35
     lexical_candidates: LexicalCandidates = 15

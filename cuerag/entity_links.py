@@ -9,8 +9,13 @@ the head an answer), and each weighs one over the number of other documents that
 entity the head shares with one other document points at that document with full weight, one that
 ten share at each with a tenth. An entity more than `MAX_LINKED_DOCUMENTS` other documents mention
 is not followed at all: its weight would be near nothing, yet it would still bring a chunk in and
-cost a scan of every chunk that mentions it. The linked chunk is read against the question alone,
-not the head, so a passage that merely resembles the head (the same topic) gains nothing.
+cost a scan of every chunk that mentions it.
+
+The linked chunk is read against the question plus the entity it is linked through (the bridge),
+not plus the head: the next hop is about the entity the head brought in, which the question does
+not name ("the spouse of Big Eyes' director": the passage that answers names Tim Burton, not Big
+Eyes), while a passage that merely resembles the head (the same topic) must gain nothing. The
+entity's vector joins the question's with the weight `bridge` (0: the question alone).
 """
 
 from __future__ import annotations
@@ -72,12 +77,16 @@ def follow_entities(
     units_per_head: int,
     path_weight: float,
     allowed: Callable[[int], bool],
+    bridge: float = 0.0,
+    entity_vectors: Callable[[Sequence[int]], np.ndarray] | None = None,
 ) -> dict[int, EntityLink]:
     """The entity links of `heads` (best first): for each entity of a head's `units_per_head` units
     nearest the query, the entity's chunk in another document, and below the head among the heads,
-    that the link raises most, scored as (1 - w) · its own score + w · the head's score · the
-    entity's specificity. A chunk keeps its score when that is higher. Returns each raised chunk's
-    best link; `scores` is left as it is."""
+    that the link raises most, scored as (1 - w) · its reading + w · the head's score · the
+    entity's specificity. Its reading is the reranker's score of it against the question, or with
+    `bridge` > 0 against the question plus the entity (`entity_vectors` gives the entities'
+    vectors). A chunk keeps its score when that is higher. Returns each raised chunk's best link;
+    `scores` is left as it is."""
     reach: dict[tuple[int, int], list[int]] = {}  # (head, entity) -> its chunks the link may reach
     for rank, head in enumerate(heads):
         # A link goes down the ranking, never to this head or a better one: a lower head may be
@@ -91,10 +100,10 @@ def follow_entities(
                 reach[(head, e)] = chunks
     if not reach:
         return {}
-    targets = list(dict.fromkeys(c for chunks in reach.values() for c in chunks))
-    own = dict(zip(targets, scorer.score_chunks(query, qvec, targets).tolist(), strict=True))
+    readings = _readings(graph, scorer, query, qvec, reach, bridge, entity_vectors)
     links: dict[int, EntityLink] = {}
     for (head, e), chunks in reach.items():
+        own = readings[e]
         spec = index.specificity(e)
         evidence = path_weight * scores[head] * spec
         raised = [c for c in chunks if (1 - path_weight) * own[c] + evidence > scores.get(c, float("-inf"))]
@@ -105,3 +114,30 @@ def follow_entities(
         if c not in links or total > links[c].score:
             links[c] = EntityLink(score=total, head=head, entity=e, specificity=spec)
     return links
+
+
+def _readings(
+    graph: Graph,
+    scorer: Scorer,
+    query: str,
+    qvec: np.ndarray,
+    reach: dict[tuple[int, int], list[int]],
+    bridge: float,
+    entity_vectors: Callable[[Sequence[int]], np.ndarray] | None,
+) -> dict[int, dict[int, float]]:
+    """Per entity linked through, the reranker's score of each chunk it may reach: against the
+    question alone (one call for all), or against the question plus the entity, its name for a
+    text reranker and its vector, weighed by `bridge`, for the embedder."""
+    entities = list(dict.fromkeys(e for _, e in reach))
+    if bridge <= 0 or entity_vectors is None:
+        targets = list(dict.fromkeys(c for chunks in reach.values() for c in chunks))
+        own = dict(zip(targets, scorer.score_chunks(query, qvec, targets).tolist(), strict=True))
+        return dict.fromkeys(entities, own)
+    readings: dict[int, dict[int, float]] = {}
+    for e, vector in zip(entities, entity_vectors(entities), strict=True):
+        chunks = list(dict.fromkeys(c for (_, linked), cs in reach.items() if linked == e for c in cs))
+        hop = qvec + bridge * vector
+        hop = hop / max(float(np.linalg.norm(hop)), 1e-12)
+        scored = scorer.score_chunks(f"{query} {graph.entity_names[e]}", hop, chunks)
+        readings[e] = dict(zip(chunks, scored.tolist(), strict=True))
+    return readings

@@ -103,6 +103,7 @@ class _QIterRun:
         self.clock = _Clock()
         self.lexical: LexicalScores | None = None
         self.lexical_weight = 0.0  # this query's, after `lexical_adaptive`
+        self.lexical_share = 0.0  # the adaptive share of lexical_weight (0 when nothing adapts it)
         self.lexical_candidates = 0
 
     def run(self, given: Sequence[str] | None) -> RetrievalResult:
@@ -116,6 +117,7 @@ class _QIterRun:
                 floor = max(floor, homogeneity_floor(self.r.homogeneity()))
             if floor < 1.0:
                 share = floor + (1 - floor) * lexical_share(self.r.searched_chunk_vectors() @ qvec)
+            self.lexical_share = share
         self.lexical_weight = self.params.lexical_weight * share
         self.lexical_candidates = round(self.params.lexical_candidates * share)
         if self.lexical_weight > 0:
@@ -371,6 +373,8 @@ class _QIterRun:
             units_per_head=self.params.link_units,
             path_weight=self.params.path_weight,
             allowed=self.r.chunk_allowed,
+            bridge=self.params.link_bridge * (1 - self.lexical_share),
+            entity_vectors=self.r.entity_vectors,
         )
         for c, link in found.items():
             scores[c] = link.score

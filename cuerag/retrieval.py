@@ -134,6 +134,22 @@ class Retriever:
             vector = vector - self.graph.unit_vectors[self.graph.unit_pos[uid]]
         return vector
 
+    def entity_vectors(self, entities: Sequence[int]) -> np.ndarray:
+        """The stored vectors of entity nodes (their names as the embedder read them at indexing),
+        one row per position given; zeros for one the store no longer holds. Read from the store:
+        the graph keeps no entity vectors in memory, and a query needs only a few."""
+        out = np.zeros((len(entities), self.graph.unit_vectors.shape[1]), dtype=np.float32)
+        if not entities:
+            return out
+        ids = [self.graph.entity_ids[e] for e in entities]
+        points = self._store.retrieve(collection_name(self.corpus, ENTITIES), ids, with_vectors=True)
+        stored = {p.id: p.vector for p in points}
+        for row, id_ in enumerate(ids):
+            vector = stored.get(id_)
+            if vector is not None:
+                out[row] = vector
+        return out
+
     # -- entities --
 
     def query_mentions(self, query: str) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
 import pytest
 from conftest import notes_engine
 
@@ -44,16 +45,18 @@ def one_hop(engine: CueRag, filter: DocFilter | None = None, **params: object) -
     title or dense candidates): only the institute's note is reached, so whatever else comes back,
     an entity link brought. link_units=1 leaves the head one sentence to link from: the one nearest
     the question, the founder's."""
-    chosen = {"link_units": 1, **params}
     chosen = make_params(
-        k=1,
-        depth=1,
-        knowledge_anchoring=False,
-        lexical_weight=0.0,
-        query_titles=False,
-        title_links=0,
-        fill_with_dense=False,
-        **chosen,
+        **{
+            "k": 1,
+            "depth": 1,
+            "knowledge_anchoring": False,
+            "lexical_weight": 0.0,
+            "query_titles": False,
+            "title_links": 0,
+            "fill_with_dense": False,
+            "link_units": 1,
+            **params,
+        }
     )
     result = engine.retriever(CORPUS, filter).q_iter(QUESTION, chosen, entities=["Orvane Institute"])
     assert result.trace is not None
@@ -90,7 +93,7 @@ def test_an_entity_link_reaches_the_passage_the_walk_did_not(engine: CueRag) -> 
 def test_the_link_score_mixes_the_passages_own_score_with_the_heads_weighed_by_specificity(
     engine: CueRag, w: float
 ) -> None:
-    linked = one_hop(engine, path_weight=w)
+    linked = one_hop(engine, path_weight=w, link_bridge=0.0)
     retriever = engine.retriever(CORPUS)
     g = retriever.graph
     q = retriever.embed_query(QUESTION)
@@ -98,6 +101,41 @@ def test_the_link_score_mixes_the_passages_own_score_with_the_heads_weighed_by_s
     born = next(h for h in linked.chunks if h.doc_id == "n02.md")
     own = float(g.chunk_vectors[g.chunk_pos[born.chunk_id]] @ q)  # read against the question alone
     assert born.score == pytest.approx((1 - w) * own + w * head.score * 1.0, abs=1e-4)
+
+
+def bridge_reading(engine: CueRag, chunk_id: str, bridge: float) -> float:
+    """The cosine of a chunk with the question plus `bridge` times the founder's entity vector."""
+    retriever = engine.retriever(CORPUS)
+    g = retriever.graph
+    founder = retriever.entity_vectors([g.entity_names.index("Marta Kessler")])[0]
+    hop = retriever.embed_query(QUESTION) + bridge * founder
+    return float(g.chunk_vectors[g.chunk_pos[chunk_id]] @ (hop / np.linalg.norm(hop)))
+
+
+@pytest.mark.parametrize("bridge", [1.5, 0.7])
+def test_the_linked_passage_is_read_against_the_question_plus_the_entity_it_is_linked_through(
+    engine: CueRag, bridge: float
+) -> None:
+    # The stored vector is the entity's name as the embedder reads it.
+    retriever = engine.retriever(CORPUS)
+    stored = retriever.entity_vectors([retriever.graph.entity_names.index("Marta Kessler")])[0]
+    assert float(stored @ retriever.embed_query("Marta Kessler")) > 0.99
+    linked = one_hop(engine, link_bridge=bridge)
+    head = linked.chunks[0]
+    born = next(h for h in linked.chunks if h.doc_id == "n02.md")
+    own = bridge_reading(engine, born.chunk_id, bridge)
+    assert own > bridge_reading(engine, born.chunk_id, 0.0)  # the next hop is about the founder
+    assert born.score == pytest.approx(0.5 * own + 0.5 * head.score * 1.0, abs=1e-4)
+
+
+def test_a_query_that_gets_the_whole_lexical_share_reads_links_against_the_question_alone(engine: CueRag) -> None:
+    # A floor of 1 gives every query the lexical channel's whole weight, as a corpus on one subject
+    # does: the bridge, the embedder's reading of a name, is then left out.
+    linked = one_hop(engine, lexical_weight=0.35, lexical_floor=1.0, lexical_candidates=0)
+    head = linked.chunks[0]
+    born = next(h for h in linked.chunks if h.doc_id == "n02.md")
+    own = bridge_reading(engine, born.chunk_id, 0.0)
+    assert born.score == pytest.approx(0.5 * own + 0.5 * head.score * 1.0, abs=1e-4)
 
 
 def test_the_reason_given_names_the_entity_and_the_passage_it_came_from(engine: CueRag) -> None:
