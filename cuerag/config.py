@@ -363,7 +363,7 @@ class QIterParams(BaseModel):
     # The fields below go beyond the paper; each was measured better on both shared samples (README).
     query_titles: QueryTitles = True
     title_links: TitleLinks = 2
-    entity_links: EntityLinks = 2
+    entity_links: EntityLinks = 3
     link_units: LinkUnits = 3
     link_bridge: LinkBridge = 1.5
     link_boost: LinkBoost = 0.1
