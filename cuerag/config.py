@@ -251,10 +251,11 @@ LinkBridge = Annotated[
         ge=0.0,
         le=10.0,
         # cuerag.entity_links: the next hop is about the entity the link goes through, which the
-        # question does not name. Scaled per query by one minus the lexical channel's adaptive share:
-        # the bridge is the embedder's reading of a name, and a query that gets the whole lexical
-        # weight (a corpus on one subject, whose pages the embedder hardly tells apart) reads its
-        # links against the question alone; unscaled, the documentation sets lost at R@2 (README).
+        # question does not name. Scaled per query by one minus its lexical share (the floor and the
+        # homogeneity included, whether or not the lexical channel is on): the bridge is the
+        # embedder's reading of a name, and a query in a corpus the embedder hardly tells apart (one
+        # manual's pages) reads its links against the question alone; unscaled, the documentation
+        # sets lost at R@2 (README). A text reranker reads against the question alone.
         description="Weight of the linking entity's vector added to the question when an entity-linked "
         "chunk is read (0: the question alone); scaled per query by one minus the lexical share.",
     ),

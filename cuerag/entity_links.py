@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cuerag.graph import Graph
-from cuerag.scoring import Scorer, nearest_units
+from cuerag.scoring import Scorer, VectorScorer, nearest_units
 
 # Other documents an entity may be mentioned by and still be followed: its weight is 1/16 there.
 MAX_LINKED_DOCUMENTS = 16
@@ -84,9 +84,9 @@ def follow_entities(
     nearest the query, the entity's chunk in another document, and below the head among the heads,
     that the link raises most, scored as (1 - w) · its reading + w · the head's score · the
     entity's specificity. Its reading is the reranker's score of it against the question, or with
-    `bridge` > 0 against the question plus the entity (`entity_vectors` gives the entities'
-    vectors). A chunk keeps its score when that is higher. Returns each raised chunk's best link;
-    `scores` is left as it is."""
+    `bridge` > 0 and the embedder as the reranker, against the question plus the entity
+    (`entity_vectors` gives the entities' vectors). A chunk keeps its score when that is higher.
+    Returns each raised chunk's best link; `scores` is left as it is."""
     reach: dict[tuple[int, int], list[int]] = {}  # (head, entity) -> its chunks the link may reach
     for rank, head in enumerate(heads):
         # A link goes down the ranking, never to this head or a better one: a lower head may be
@@ -100,7 +100,7 @@ def follow_entities(
                 reach[(head, e)] = chunks
     if not reach:
         return {}
-    readings = _readings(graph, scorer, query, qvec, reach, bridge, entity_vectors)
+    readings = _readings(scorer, query, qvec, reach, bridge, entity_vectors)
     links: dict[int, EntityLink] = {}
     for (head, e), chunks in reach.items():
         own = readings[e]
@@ -117,7 +117,6 @@ def follow_entities(
 
 
 def _readings(
-    graph: Graph,
     scorer: Scorer,
     query: str,
     qvec: np.ndarray,
@@ -126,10 +125,11 @@ def _readings(
     entity_vectors: Callable[[Sequence[int]], np.ndarray] | None,
 ) -> dict[int, dict[int, float]]:
     """Per entity linked through, the reranker's score of each chunk it may reach: against the
-    question alone (one call for all), or against the question plus the entity, its name for a
-    text reranker and its vector, weighed by `bridge`, for the embedder."""
+    question plus the entity's vector weighed by `bridge`, or against the question alone (one call
+    for all) without a bridge or with a text reranker. The bridge is a vector: a cross-encoder
+    would need a call per entity to read the entity's name, and that was never measured."""
     entities = list(dict.fromkeys(e for _, e in reach))
-    if bridge <= 0 or entity_vectors is None:
+    if bridge <= 0 or entity_vectors is None or not isinstance(scorer, VectorScorer):
         targets = list(dict.fromkeys(c for chunks in reach.values() for c in chunks))
         own = dict(zip(targets, scorer.score_chunks(query, qvec, targets).tolist(), strict=True))
         return dict.fromkeys(entities, own)
@@ -138,6 +138,6 @@ def _readings(
         chunks = list(dict.fromkeys(c for (_, linked), cs in reach.items() if linked == e for c in cs))
         hop = qvec + bridge * vector
         hop = hop / max(float(np.linalg.norm(hop)), 1e-12)
-        scored = scorer.score_chunks(f"{query} {graph.entity_names[e]}", hop, chunks)
+        scored = scorer.score_chunks(query, hop, chunks)
         readings[e] = dict(zip(chunks, scored.tolist(), strict=True))
     return readings

@@ -103,21 +103,20 @@ class _QIterRun:
         self.clock = _Clock()
         self.lexical: LexicalScores | None = None
         self.lexical_weight = 0.0  # this query's, after `lexical_adaptive`
-        self.lexical_share = 0.0  # the adaptive share of lexical_weight (0 when nothing adapts it)
+        self.bridge = 0.0  # this query's entity-link bridge weight, after its lexical share
         self.lexical_candidates = 0
 
     def run(self, given: Sequence[str] | None) -> RetrievalResult:
         started = time.perf_counter()
         qvec = self.r.embed_query(self.query)
         self.clock.lap("embed")
-        share = 1.0
-        if self.params.lexical_weight > 0 and self.params.lexical_adaptive:
-            floor = self.params.lexical_floor
-            if self.params.lexical_homogeneity:
-                floor = max(floor, homogeneity_floor(self.r.homogeneity()))
-            if floor < 1.0:
-                share = floor + (1 - floor) * lexical_share(self.r.searched_chunk_vectors() @ qvec)
-            self.lexical_share = share
+        params = self.params
+        adaptive = params.lexical_weight > 0 and params.lexical_adaptive
+        bridged = params.entity_links > 0 and params.link_bridge > 0
+        share = self._lexical_share(qvec) if adaptive or bridged else 1.0
+        self.bridge = params.link_bridge * (1 - share) if bridged else 0.0
+        if not adaptive:
+            share = 1.0
         self.lexical_weight = self.params.lexical_weight * share
         self.lexical_candidates = round(self.params.lexical_candidates * share)
         if self.lexical_weight > 0:
@@ -141,6 +140,7 @@ class _QIterRun:
             linked_chunks=counts[2],
             entity_linked_chunks=counts[3],
             lexical_weight=round(self.lexical_weight, 4),
+            link_bridge=round(self.bridge, 4),
             title_steps=title_steps,
             stage_ms={s: round(ms, 3) for s, ms in self.clock.ms.items()},
         )
@@ -153,6 +153,18 @@ class _QIterRun:
             trace=trace,
             elapsed_ms=round(elapsed, 2),
         )
+
+    def _lexical_share(self, qvec: np.ndarray) -> float:
+        """How unsure the embedder is for this query, in [0, 1]: `lexical_share`, at least
+        `lexical_floor`, raised to the whole in a corpus on one subject (`lexical_homogeneity`). It
+        scales the lexical channel (with `lexical_adaptive`) and, whether that channel is on or
+        not, the entity links' bridge, which is the embedder's reading of a name."""
+        floor = self.params.lexical_floor
+        if self.params.lexical_homogeneity:
+            floor = max(floor, homogeneity_floor(self.r.homogeneity()))
+        if floor >= 1.0:
+            return 1.0
+        return floor + (1 - floor) * lexical_share(self.r.searched_chunk_vectors() @ qvec)
 
     def _anchor(self, qvec: np.ndarray, given: Sequence[str] | None) -> tuple[list[str], list[Anchor]]:
         """Entity anchoring: the query's entities linked to entity nodes (spreading activation),
@@ -373,7 +385,7 @@ class _QIterRun:
             units_per_head=self.params.link_units,
             path_weight=self.params.path_weight,
             allowed=self.r.chunk_allowed,
-            bridge=self.params.link_bridge * (1 - self.lexical_share),
+            bridge=self.bridge,
             entity_vectors=self.r.entity_vectors,
         )
         for c, link in found.items():

@@ -112,6 +112,7 @@ class QIterTrace(BaseModel):
     linked_chunks: int = 0  # of the candidates, those whose score a title link set last
     entity_linked_chunks: int = 0  # of the candidates, those whose score an entity link set last
     lexical_weight: float = 0.0  # the lexical channel's weight for this query (see lexical_adaptive)
+    link_bridge: float = 0.0  # the entity links' bridge weight for this query (see QIterParams.link_bridge)
     # Title and entity link evidence, in the order it was applied (a later step may raise a chunk
     # an earlier one set).
     title_steps: list[TitleStep] = []

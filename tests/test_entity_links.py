@@ -4,7 +4,7 @@ say nothing (no title links to follow)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pytest
@@ -13,8 +13,10 @@ from conftest import notes_engine
 from cuerag import CueRag, make_params
 from cuerag.entity_links import follow_entities
 from cuerag.explain import GraphTitles, explain
+from cuerag.lexical import lexical_share
 from cuerag.models import Models
 from cuerag.results import RetrievalResult
+from cuerag.scoring import TextScorer
 from cuerag.subset import DocFilter
 
 CORPUS = "notes"
@@ -55,6 +57,10 @@ def one_hop(engine: CueRag, filter: DocFilter | None = None, **params: object) -
             "title_links": 0,
             "fill_with_dense": False,
             "link_units": 1,
+            # Five short notes are as alike as one manual's pages: with the homogeneity floor every
+            # query would get the whole lexical share and no bridge. The floor's own tests are below.
+            "lexical_homogeneity": False,
+            "lexical_floor": 0.0,
             **params,
         }
     )
@@ -103,39 +109,122 @@ def test_the_link_score_mixes_the_passages_own_score_with_the_heads_weighed_by_s
     assert born.score == pytest.approx((1 - w) * own + w * head.score * 1.0, abs=1e-4)
 
 
-def bridge_reading(engine: CueRag, chunk_id: str, bridge: float) -> float:
-    """The cosine of a chunk with the question plus `bridge` times the founder's entity vector."""
+def bridge_reading(engine: CueRag, chunk_id: str, bridge: float, entity: str = "Marta Kessler") -> float:
+    """The cosine of a chunk with the question plus `bridge` times the entity's stored vector."""
     retriever = engine.retriever(CORPUS)
     g = retriever.graph
-    founder = retriever.entity_vectors([g.entity_names.index("Marta Kessler")])[0]
-    hop = retriever.embed_query(QUESTION) + bridge * founder
+    vector = retriever.entity_vectors([g.entity_names.index(entity)])[0]
+    hop = retriever.embed_query(QUESTION) + bridge * vector
     return float(g.chunk_vectors[g.chunk_pos[chunk_id]] @ (hop / np.linalg.norm(hop)))
+
+
+def bridge_of(result: RetrievalResult) -> float:
+    assert result.trace is not None
+    return result.trace.link_bridge
 
 
 @pytest.mark.parametrize("bridge", [1.5, 0.7])
 def test_the_linked_passage_is_read_against_the_question_plus_the_entity_it_is_linked_through(
     engine: CueRag, bridge: float
 ) -> None:
-    # The stored vector is the entity's name as the embedder reads it.
     retriever = engine.retriever(CORPUS)
+    # The stored vector is the entity's name as the embedder reads it.
     stored = retriever.entity_vectors([retriever.graph.entity_names.index("Marta Kessler")])[0]
     assert float(stored @ retriever.embed_query("Marta Kessler")) > 0.99
     linked = one_hop(engine, link_bridge=bridge)
+    # The weight is scaled by one minus the query's lexical share, here the adaptive share alone
+    # (no floor), whether or not the lexical channel is on (it is off in one_hop).
+    share = lexical_share(retriever.searched_chunk_vectors() @ retriever.embed_query(QUESTION))
+    assert 0 < share < 1
+    assert bridge_of(linked) == pytest.approx(bridge * (1 - share), abs=1e-4)
     head = linked.chunks[0]
     born = next(h for h in linked.chunks if h.doc_id == "n02.md")
-    own = bridge_reading(engine, born.chunk_id, bridge)
+    own = bridge_reading(engine, born.chunk_id, bridge_of(linked))
     assert own > bridge_reading(engine, born.chunk_id, 0.0)  # the next hop is about the founder
     assert born.score == pytest.approx(0.5 * own + 0.5 * head.score * 1.0, abs=1e-4)
 
 
-def test_a_query_that_gets_the_whole_lexical_share_reads_links_against_the_question_alone(engine: CueRag) -> None:
-    # A floor of 1 gives every query the lexical channel's whole weight, as a corpus on one subject
-    # does: the bridge, the embedder's reading of a name, is then left out.
-    linked = one_hop(engine, lexical_weight=0.35, lexical_floor=1.0, lexical_candidates=0)
+def test_each_entity_link_is_read_through_its_own_entity(engine: CueRag) -> None:
+    # From the whole head, links go through the founder and the builder: each linked passage is
+    # read against the question plus its own entity's vector, not another's.
+    linked = one_hop(engine, link_units=50)
+    scores = {h.chunk_id: h.score for h in linked.chunks}
+    steps = [s for s in linked.trace.title_steps if s.kind == "entity_link"]  # type: ignore[union-attr]
+    assert {s.entity for s in steps} == {"Marta Kessler", "Dalgren Builders"}
+    for step in steps:
+        assert step.entity is not None and step.from_chunk_id is not None
+        own = bridge_reading(engine, step.chunk_id, bridge_of(linked), step.entity)
+        assert step.score == pytest.approx(0.5 * own + 0.5 * scores[step.from_chunk_id] * step.specificity, abs=1e-4)
+
+
+def test_the_bridge_takes_what_the_lexical_share_leaves(engine: CueRag) -> None:
+    # A floor of a half: the share lies between a half and one, and the bridge gets the rest.
+    linked = one_hop(engine, lexical_weight=0.35, lexical_floor=0.5, lexical_candidates=0)
+    assert linked.trace is not None
+    share = linked.trace.lexical_weight / 0.35
+    assert 0.5 <= share < 1
+    assert bridge_of(linked) == pytest.approx(1.5 * (1 - share), abs=1e-3)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        # A floor of 1 gives every query the lexical channel's whole weight, as a corpus on one
+        # subject does: the bridge, the embedder's reading of a name, is then left out.
+        {"lexical_weight": 0.35, "lexical_floor": 1.0, "lexical_candidates": 0},
+        # The same corpus, its homogeneity measured: five short notes count as one subject.
+        {"lexical_weight": 0.35, "lexical_homogeneity": True, "lexical_floor": 0.1, "lexical_candidates": 0},
+        # The share does not depend on whether the lexical channel adapts, or is on at all.
+        {"lexical_weight": 0.35, "lexical_adaptive": False, "lexical_floor": 1.0, "lexical_candidates": 0},
+        {"lexical_weight": 0.0, "lexical_floor": 1.0},
+    ],
+)
+def test_a_query_that_gets_the_whole_lexical_share_reads_links_against_the_question_alone(
+    engine: CueRag, params: dict[str, object]
+) -> None:
+    linked = one_hop(engine, **params)
+    assert bridge_of(linked) == 0.0
     head = linked.chunks[0]
     born = next(h for h in linked.chunks if h.doc_id == "n02.md")
     own = bridge_reading(engine, born.chunk_id, 0.0)
     assert born.score == pytest.approx(0.5 * own + 0.5 * head.score * 1.0, abs=1e-4)
+
+
+class _RecordingReranker:
+    """A text reranker that scores a passage by its length and records the queries it is given."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+
+    def score(self, query: str, passages: Sequence[str]) -> np.ndarray:
+        self.queries.append(query)
+        return np.asarray([len(p) / 1000 for p in passages], dtype=np.float32)
+
+
+def test_a_text_reranker_reads_linked_passages_against_the_question_alone_in_one_call(engine: CueRag) -> None:
+    # The bridge is a vector; a cross-encoder would need a call per entity to read its name.
+    retriever = engine.retriever(CORPUS)
+    g = retriever.graph
+    institute = g.chunk_docs.index("n01.md")
+    reranker = _RecordingReranker()
+    links = follow_entities(
+        graph=g,
+        index=retriever.derived.entity_documents(),
+        scorer=TextScorer(g, reranker),
+        query=QUESTION,
+        qvec=retriever.embed_query(QUESTION),
+        scores={institute: 0.9},
+        heads=[institute],
+        units_per_head=50,
+        path_weight=0.5,
+        allowed=retriever.chunk_allowed,
+        bridge=1.5,
+        entity_vectors=retriever.entity_vectors,
+    )
+    assert {g.entity_names[link.entity] for link in links.values()} == {"Marta Kessler", "Dalgren Builders"}
+    assert reranker.queries == [QUESTION]
 
 
 def test_the_reason_given_names_the_entity_and_the_passage_it_came_from(engine: CueRag) -> None:
