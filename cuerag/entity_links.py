@@ -14,8 +14,9 @@ cost a scan of every chunk that mentions it.
 The linked chunk is read against the question plus the entity it is linked through (the bridge),
 not plus the head: the next hop is about the entity the head brought in, which the question does
 not name ("the spouse of Big Eyes' director": the passage that answers names Tim Burton, not Big
-Eyes), while a passage that merely resembles the head (the same topic) must gain nothing. The
-entity's vector joins the question's with the weight `bridge` (0: the question alone).
+Eyes), and the entity's vector, unlike the head's, carries none of the head's other topics. The
+entity's vector joins the question's with the weight `bridge` (0: the question alone; Q-Iter
+scales it per query by one minus the lexical share). A text reranker reads the question alone.
 """
 
 from __future__ import annotations
