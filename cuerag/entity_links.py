@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cuerag.graph import Graph
-from cuerag.scoring import Scorer, VectorScorer, nearest_units
+from cuerag.scoring import Scorer, VectorScorer, nearest_units, toward
 
 # Other documents an entity may be mentioned by and still be followed: its weight is 1/16 there.
 MAX_LINKED_DOCUMENTS = 16
@@ -134,11 +134,12 @@ def _readings(
         targets = list(dict.fromkeys(c for chunks in reach.values() for c in chunks))
         own = dict(zip(targets, scorer.score_chunks(query, qvec, targets).tolist(), strict=True))
         return dict.fromkeys(entities, own)
+    reached: dict[int, dict[int, None]] = {e: {} for e in entities}  # each entity's chunks, in order, once
+    for (_, e), chunks in reach.items():
+        reached[e].update(dict.fromkeys(chunks))
     readings: dict[int, dict[int, float]] = {}
     for e, vector in zip(entities, entity_vectors(entities), strict=True):
-        chunks = list(dict.fromkeys(c for (_, linked), cs in reach.items() if linked == e for c in cs))
-        hop = qvec + bridge * vector
-        hop = hop / max(float(np.linalg.norm(hop)), 1e-12)
-        scored = scorer.score_chunks(query, hop, chunks)
+        chunks = list(reached[e])
+        scored = scorer.score_chunks(query, toward(qvec, vector, bridge), chunks)
         readings[e] = dict(zip(chunks, scored.tolist(), strict=True))
     return readings

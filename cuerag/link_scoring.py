@@ -15,7 +15,7 @@ from cuerag.config import QIterParams
 from cuerag.graph import Graph
 from cuerag.links import Named, TitleSpecificity
 from cuerag.results import TitleStep
-from cuerag.scoring import Scorer, best_chunks, nearest_units
+from cuerag.scoring import Scorer, best_chunks, nearest_units, toward
 
 # The path evidence of a chunk the query names by its title: an exact link, the top of the scale of
 # both scorers (cosine, and a cross-encoder's sigmoid; a reranker giving raw logits can score a
@@ -145,8 +145,7 @@ class TitleEvidence:
             named = self._inside(g.title_index.named_in(text, exclude_titles_of=head))
             if not named:
                 continue
-            hop = self._qvec + g.chunk_vectors[head]
-            hop = hop / max(float(np.linalg.norm(hop)), 1e-12)
+            hop = toward(self._qvec, g.chunk_vectors[head])
             own = scored_once(self._scorer.score_chunks, f"{self._query} {g.chunk_titles[head]}", hop, named)
             for title in named:
                 # The title's chunk that fits the hop best, even when another chunk of it is a

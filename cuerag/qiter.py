@@ -115,10 +115,9 @@ class _QIterRun:
         bridged = params.entity_links > 0 and params.link_bridge > 0
         share = self._lexical_share(qvec) if adaptive or bridged else 1.0
         self.bridge = params.link_bridge * (1 - share) if bridged else 0.0
-        if not adaptive:
-            share = 1.0
-        self.lexical_weight = self.params.lexical_weight * share
-        self.lexical_candidates = round(self.params.lexical_candidates * share)
+        lexical_share_used = share if adaptive else 1.0  # without adapting, the whole weight
+        self.lexical_weight = params.lexical_weight * lexical_share_used
+        self.lexical_candidates = round(params.lexical_candidates * lexical_share_used)
         if self.lexical_weight > 0:
             self.lexical = self.r.lexical_scores(self.query)
             self.scorer = LexicalFusion(self.scorer, self.lexical, self.lexical_weight)

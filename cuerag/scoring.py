@@ -15,7 +15,7 @@ from typing import Protocol
 import numpy as np
 
 from cuerag.graph import Graph
-from cuerag.models import TextReranker
+from cuerag.models import TextReranker, normalise
 
 
 class Scorer(Protocol):
@@ -71,6 +71,12 @@ def nearest_units(graph: Graph, chunk: int, qvec: np.ndarray, n: int) -> list[in
     a "see also" list, name much that has nothing to do with the question)."""
     units = graph.chunk_units[chunk]
     return [units[i] for i in np.argsort(-(graph.unit_vectors[units] @ qvec), kind="stable")[:n]]
+
+
+def toward(qvec: np.ndarray, vector: np.ndarray, weight: float = 1.0) -> np.ndarray:
+    """The query vector moved toward another (a naming chunk's, a linking entity's), normalised:
+    how a link's next hop is read."""
+    return normalise(qvec + weight * vector)[0]
 
 
 def best_chunks(scores: dict[int, float], n: int) -> list[int]:
