@@ -227,10 +227,10 @@ EntityLinks = Annotated[
     Field(
         ge=0,
         le=20,
-        # cuerag.entity_links: for each entity of a top chunk's `link_units` units nearest the query, the chunk
-        # of another document it raises most becomes a candidate, with the top chunk's score as
-        # path evidence weighed by one over the other documents that mention the entity (none
-        # followed past MAX_LINKED_DOCUMENTS).
+        # cuerag.entity_links: for each entity of a top chunk's `link_units` units nearest the query
+        # that the query does not name, the chunk of another document it raises most becomes a
+        # candidate, with the top chunk's score as path evidence weighed by the entity's rarity
+        # among the other documents (log scale; none followed past MAX_LINKED_DOCUMENTS).
         description="Follow entity links of this many top chunks.",
     ),
 ]

@@ -5,11 +5,13 @@ A corpus without useful titles has no title links, and the walk alone often miss
 passage: a path is ranked by its units against the whole question, and the second hop's passage
 resembles the question less than the first. A best candidate's entities point at that passage
 directly. Only the entities of the head's units nearest the query count (the statements that make
-the head an answer), and each weighs one over the number of other documents that mention it: an
-entity the head shares with one other document points at that document with full weight, one that
-ten share at each with a tenth. An entity more than `MAX_LINKED_DOCUMENTS` other documents mention
-is not followed at all: its weight would be near nothing, yet it would still bring a chunk in and
-cost a scan of every chunk that mentions it.
+the head an answer), less those the question names itself: a link is a hop to what the head brings
+in, and one through the question's own entity ("Dodge City" in a question about Dodge City's
+airport) leads to the head's look-alikes, not to the next passage. Each entity weighs by how few
+other documents mention it, on a log scale as an inverse document frequency is (`specificity`):
+full for an entity the head shares with one other document, falling towards nothing at
+`MAX_LINKED_DOCUMENTS`; past that it is not followed at all, as its weight would be near nothing yet
+it would still bring a chunk in and cost a scan of every chunk that mentions it.
 
 The linked chunk is read against the question plus the entity it is linked through (the bridge),
 not plus the head: the next hop is about the entity the head brought in, which the question does
@@ -21,12 +23,14 @@ scales it per query by one minus the lexical share). A text reranker reads the q
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from cuerag.graph import Graph
+from cuerag.links import folded_words
 from cuerag.scoring import Scorer, VectorScorer, nearest_units, toward
 
 # Other documents an entity may be mentioned by and still be followed: its weight is 1/16 there.
@@ -53,9 +57,13 @@ class EntityDocuments:
         return self._chunks.get(entity, [])
 
     def specificity(self, entity: int) -> float:
-        """In (0, 1]: one over the documents that mention the entity besides the one it is followed
-        from."""
-        return 1.0 / max(int(self.documents[entity]) - 1, 1)
+        """In (0, 1]: 1 - log(n) / log(`MAX_LINKED_DOCUMENTS` + 2), n the documents that mention the
+        entity besides the one it is followed from: 1 for one, about 0.02 for the most a link
+        follows. One over n (a half for two, a tenth for ten) left an entity that a handful of
+        documents share (a city, a person with a few works) too little to lift its passage over
+        the walk's weakest finds, and the log is how an inverse document frequency weighs rarity."""
+        others = max(int(self.documents[entity]) - 1, 1)
+        return 1.0 - math.log(others) / math.log(MAX_LINKED_DOCUMENTS + 2)
 
 
 @dataclass(frozen=True)
@@ -82,13 +90,14 @@ def follow_entities(
     entity_vectors: Callable[[Sequence[int]], np.ndarray] | None = None,
 ) -> dict[int, EntityLink]:
     """The entity links of `heads` (best first): for each entity of a head's `units_per_head` units
-    nearest the query, the entity's chunk in another document, and below the head among the heads,
-    that the link raises most, scored as (1 - w) · its reading + w · the head's score · the
-    entity's specificity. Its reading is the reranker's score of it against the question, or with
-    `bridge` > 0 and the embedder as the reranker, against the question plus the entity
-    (`entity_vectors` gives the entities' vectors). A chunk keeps its score when that is higher.
-    Returns each raised chunk's best link; `scores` is left as it is."""
+    nearest the query that the query does not name, the entity's chunk in another document, and
+    below the head among the heads, that the link raises most, scored as (1 - w) · its reading +
+    w · the head's score · the entity's specificity. Its reading is the reranker's score of it
+    against the question, or with `bridge` > 0 and the embedder as the reranker, against the
+    question plus the entity (`entity_vectors` gives the entities' vectors). A chunk keeps its
+    score when that is higher. Returns each raised chunk's best link; `scores` is left as it is."""
     reach: dict[tuple[int, int], list[int]] = {}  # (head, entity) -> its chunks the link may reach
+    asked = set(folded_words(query))
     for rank, head in enumerate(heads):
         # A link goes down the ranking, never to this head or a better one: a lower head may be
         # the next hop, but two heads must not raise each other.
@@ -96,6 +105,8 @@ def follow_entities(
         doc = graph.chunk_docs[head]
         nearest = nearest_units(graph, head, qvec, units_per_head)
         for e in dict.fromkeys(e for u in nearest for e in graph.unit_entities[u]):
+            if _named_by(graph.entity_names[e], asked):
+                continue
             chunks = [c for c in index.linkable(e) if graph.chunk_docs[c] != doc and c not in above and allowed(c)]
             if chunks:
                 reach[(head, e)] = chunks
@@ -115,6 +126,13 @@ def follow_entities(
         if c not in links or total > links[c].score:
             links[c] = EntityLink(score=total, head=head, entity=e, specificity=spec)
     return links
+
+
+def _named_by(entity: str, asked: set[str]) -> bool:
+    """Whether the question names the entity: every one of its words is one of the question's
+    (case and accents folded, as titles are matched)."""
+    words = folded_words(entity)
+    return bool(words) and asked.issuperset(words)
 
 
 def _readings(

@@ -50,6 +50,11 @@ def _words(text: str) -> tuple[Key, frozenset[int]]:
     return tuple(words), frozenset(starts)
 
 
+def folded_words(text: str) -> Key:
+    """A text's words as titles are matched: case and accents folded."""
+    return _words(text)[0]
+
+
 def title_keys(title: str) -> set[Key]:
     """The ways a text may name a title: in full, and without a trailing qualifier in brackets
     ("Lover Come Back (1961 film)" is written "Lover Come Back"); words folded."""

@@ -299,7 +299,8 @@ class _QIterRun:
     ) -> tuple[list[ChunkHit], tuple[int, int, int, int], list[TitleStep]]:
         """The chunks holding the collected units and those the query names by title, reranked
         (with path evidence when path_weight > 0), then the chunks the best of them name by title,
-        then those the best share a specific entity with; top N. Dense hits fill up when the graph
+        then those the best share a specific entity with, then the titles that chunks lifted by
+        entity links name; top N. Dense hits fill up when the graph
         reached fewer. Returns the hits, the counts of candidates, named, title-linked and
         entity-linked chunks, and the link evidence applied (for the trace)."""
         g, params = self.graph, self.params
@@ -344,6 +345,13 @@ class _QIterRun:
         linked |= entity_linked
         if params.entity_links:
             self.clock.lap("entity_links")
+        if entity_linked and params.title_links:
+            # A chain goes on across link kinds: a chunk an entity link lifted into the top has its
+            # title links followed too (question -> head -> entity link -> the page it names).
+            for c, (_, head) in links.follow(scores).items():
+                linked[c] = (head, None)
+                entity_linked.pop(c, None)
+            self.clock.lap("links")
         order = best_chunks(scores, params.top_n)
         hits = [
             chunk_hit(

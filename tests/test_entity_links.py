@@ -4,19 +4,23 @@ say nothing (no title links to follow)."""
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import pytest
 from conftest import notes_engine
 
 from cuerag import CueRag, make_params
-from cuerag.entity_links import follow_entities
+from cuerag.entity_links import MAX_LINKED_DOCUMENTS, EntityDocuments, follow_entities
 from cuerag.explain import GraphTitles, explain
 from cuerag.lexical import lexical_share
+from cuerag.link_scoring import TitleEvidence
 from cuerag.models import Models
 from cuerag.results import RetrievalResult
-from cuerag.scoring import TextScorer
+from cuerag.scoring import Scorer, TextScorer
 from cuerag.subset import DocFilter
 
 CORPUS = "notes"
@@ -41,7 +45,14 @@ def engine(models: Models, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     yield from notes_engine(models, tmp_path_factory, CORPUS, NOTES)
 
 
-def one_hop(engine: CueRag, filter: DocFilter | None = None, **params: object) -> RetrievalResult:
+def one_hop(
+    engine: CueRag,
+    filter: DocFilter | None = None,
+    *,
+    corpus: str = CORPUS,
+    question: str = QUESTION,
+    **params: object,
+) -> RetrievalResult:
     """A walk of one hop from the institute alone (K=1: its nearest entity node, then that node's
     nearest unit), with nothing else that could bring a chunk in (no knowledge anchoring, lexical,
     title or dense candidates): only the institute's note is reached, so whatever else comes back,
@@ -64,7 +75,7 @@ def one_hop(engine: CueRag, filter: DocFilter | None = None, **params: object) -
             **params,
         }
     )
-    result = engine.retriever(CORPUS, filter).q_iter(QUESTION, chosen, entities=["Orvane Institute"])
+    result = engine.retriever(corpus, filter).q_iter(question, chosen, entities=["Orvane Institute"])
     assert result.trace is not None
     return result
 
@@ -205,25 +216,17 @@ class _RecordingReranker:
 
 def test_a_text_reranker_reads_linked_passages_against_the_question_alone_in_one_call(engine: CueRag) -> None:
     # The bridge is a vector; a cross-encoder would need a call per entity to read its name.
-    retriever = engine.retriever(CORPUS)
-    g = retriever.graph
-    institute = g.chunk_docs.index("n01.md")
     reranker = _RecordingReranker()
-    links = follow_entities(
-        graph=g,
-        index=retriever.derived.entity_documents(),
-        scorer=TextScorer(g, reranker),
-        query=QUESTION,
-        qvec=retriever.embed_query(QUESTION),
-        scores={institute: 0.9},
-        heads=[institute],
+    retriever = engine.retriever(CORPUS)
+    links = links_for(
+        engine,
+        QUESTION,
+        scorer=TextScorer(retriever.graph, reranker),
         units_per_head=50,
-        path_weight=0.5,
-        allowed=retriever.chunk_allowed,
         bridge=1.5,
         entity_vectors=retriever.entity_vectors,
     )
-    assert {g.entity_names[link.entity] for link in links.values()} == {"Marta Kessler", "Dalgren Builders"}
+    assert set(links.values()) == {"Marta Kessler", "Dalgren Builders"}
     assert reranker.queries == [QUESTION]
 
 
@@ -236,13 +239,67 @@ def test_the_reason_given_names_the_entity_and_the_passage_it_came_from(engine: 
     assert why["n01.md"].kind == "path"
 
 
-def test_the_builders_four_documents_give_a_third_of_the_evidence(engine: CueRag) -> None:
+def test_the_builders_four_documents_weigh_on_a_log_scale(engine: CueRag) -> None:
     index = engine.retriever(CORPUS).derived.entity_documents()
     g = engine.graph(CORPUS)
     builders = g.entity_names.index("Dalgren Builders")
     founder = g.entity_names.index("Marta Kessler")
     assert (int(index.documents[builders]), int(index.documents[founder])) == (4, 2)
-    assert (index.specificity(builders), index.specificity(founder)) == (pytest.approx(1 / 3), 1.0)
+    # Three documents besides the one followed from: 1 - log 3 / log 18, not a third.
+    expected = 1 - math.log(3) / math.log(MAX_LINKED_DOCUMENTS + 2)
+    assert (index.specificity(builders), index.specificity(founder)) == (pytest.approx(expected), 1.0)
+
+
+def test_an_entitys_weight_falls_as_more_documents_mention_it(engine: CueRag) -> None:
+    index = EntityDocuments(engine.graph(CORPUS))  # a copy of its own, to set the counts of
+    index.documents.flags.writeable = True
+    entity = engine.graph(CORPUS).entity_names.index("Dalgren Builders")
+    weights = []
+    for documents in range(2, MAX_LINKED_DOCUMENTS + 2):  # the most a link follows
+        index.documents[entity] = documents
+        weights.append(index.specificity(entity))
+    assert weights[0] == 1.0
+    assert all(a > b > 0 for a, b in itertools.pairwise(weights))
+    assert weights[1] > 1 / 2 and weights[-1] < 1 / MAX_LINKED_DOCUMENTS  # gentler at first, then less
+
+
+def links_for(
+    engine: CueRag, question: str, *, scorer: Scorer | None = None, units_per_head: int = 3, **options: Any
+) -> dict[int, str]:
+    """follow_entities from the institute's note alone, for `question`: each linked chunk and the
+    entity it was linked through."""
+    retriever = engine.retriever(CORPUS)
+    g = retriever.graph
+    institute = g.chunk_docs.index("n01.md")
+    links = follow_entities(
+        graph=g,
+        index=retriever.derived.entity_documents(),
+        scorer=scorer or retriever.scorer,
+        query=question,
+        qvec=retriever.embed_query(question),
+        scores={institute: 0.9},
+        heads=[institute],
+        units_per_head=units_per_head,
+        path_weight=0.5,
+        allowed=retriever.chunk_allowed,
+        **options,
+    )
+    return {c: g.entity_names[link.entity] for c, link in links.items()}
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Where was Marta Kessler of the Orvane Institute born?",
+        "where was marta kessler of the orvane institute born?",
+        "Where was MARTA KESSLER of the Orvane Institute born?",
+    ],
+)
+def test_an_entity_the_question_names_is_not_linked_through(engine: CueRag, question: str) -> None:
+    # The founder is the head's next hop only when the question does not name her: named, a link
+    # through her leads to what the question already says, in whatever letter case it is typed.
+    assert "Marta Kessler" in links_for(engine, QUESTION).values()
+    assert "Marta Kessler" not in links_for(engine, question).values()
 
 
 def test_only_the_entities_of_the_heads_sentences_nearest_the_question_link(engine: CueRag) -> None:
@@ -283,3 +340,64 @@ def test_a_link_goes_down_the_ranking_of_the_heads_never_up(engine: CueRag) -> N
         )
         assert heads[0] not in links
         assert links[heads[1]].head == heads[0] and g.entity_names[links[heads[1]].entity] == "Marta Kessler"
+
+
+# A chain goes on across link kinds: a passage an entity link lifts into the best ones has its title
+# links followed too (question -> head -> entity link -> the page it names).
+CHAIN = "chain"
+CHAIN_NOTES = {
+    "n01.md": "Marta Kessler founded the Orvane Institute in 1962. The Orvane Institute studies glaciers.\n",
+    # Reached only by an entity link (the founder), and names the third note by its title.
+    "n02.md": "Marta Kessler was born in Tallinn and studied physics in Uppsala.\n",
+    "Tallinn.md": "Its old town, a walled medieval quarter, draws visitors from across the Baltic.\n",
+}
+CHAIN_QUESTION = "What draws visitors to the birthplace of the founder of the Orvane Institute?"
+
+
+@pytest.fixture(scope="module")
+def chain(models: Models, tmp_path_factory: pytest.TempPathFactory) -> Iterator[CueRag]:
+    yield from notes_engine(models, tmp_path_factory, CHAIN, CHAIN_NOTES)
+
+
+def chain_hop(engine: CueRag, **params: object) -> RetrievalResult:
+    return one_hop(engine, corpus=CHAIN, question=CHAIN_QUESTION, **{"title_links": 2, **params})
+
+
+def test_a_passage_an_entity_link_lifts_has_its_title_links_followed(chain: CueRag) -> None:
+    result = chain_hop(chain)
+    by_doc = {h.doc_id: h for h in result.chunks}
+    assert {"n01.md", "n02.md", "Tallinn.md"} <= set(by_doc)
+    assert by_doc["n02.md"].linked_via == "Marta Kessler"
+    town = by_doc["Tallinn.md"]
+    assert town.linked_from == by_doc["n02.md"].chunk_id and town.linked_via is None
+    steps = {s.chunk_id: s for s in result.trace.title_steps}  # type: ignore[union-attr]
+    assert steps[town.chunk_id].kind == "title_link"
+    assert steps[town.chunk_id].from_chunk_id == by_doc["n02.md"].chunk_id
+    # Each linked chunk counts once, under the link that set its score.
+    assert (result.trace.linked_chunks, result.trace.entity_linked_chunks) == (1, 1)  # type: ignore[union-attr]
+
+
+def test_without_the_entity_link_the_chain_stops_at_the_head(chain: CueRag) -> None:
+    # The head names no note's title: the town is reached only through the founder's note.
+    assert docs(chain_hop(chain, entity_links=0)) == ["n01.md"]
+    assert docs(chain_hop(chain, title_links=0)) == ["n01.md", "n02.md"]
+
+
+def test_a_head_is_followed_once_per_query_over_every_call(chain: CueRag) -> None:
+    # A second call after the scores changed follows only heads not yet followed: the founder's
+    # note is not followed again with the score its own link raised (it would count it twice).
+    retriever = chain.retriever(CHAIN)
+    g = retriever.graph
+    born = g.chunk_docs.index("n02.md")
+    links = TitleEvidence(
+        graph=g,
+        scorer=retriever.scorer,
+        query=CHAIN_QUESTION,
+        qvec=retriever.embed_query(CHAIN_QUESTION),
+        params=make_params(title_links=1, link_units=1),
+        specificity=retriever.derived.title_specificity,
+    )
+    scores = {born: 0.9}
+    assert [g.chunk_docs[c] for c in links.follow(scores)] == ["Tallinn.md"]
+    scores[born] = 0.99
+    assert links.follow(scores) == {}
