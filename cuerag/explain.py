@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from cuerag.answering import AnswerResult
+from cuerag.entities import normalize_entity
 from cuerag.graph import Graph
 from cuerag.results import HopKind
 from cuerag.retrieval import ChunkHit, PathTrace, RetrievalResult
@@ -114,6 +115,17 @@ def _quoted(title: str) -> str:
     return f"“{title}”" if title else "an untitled passage"
 
 
+def _entity_link_reason(entity: str, source: str, title: str) -> str:
+    """How an entity link reads: the entity shared, or, when the entity is one of the two
+    passages' own subject, which passage names which ("shares “X” with “X”" said nothing)."""
+    best = "one of the best passages"
+    if normalize_entity(entity) == normalize_entity(source):
+        return f"it names {_quoted(entity)}, the subject of {_quoted(source)}, {best}"
+    if normalize_entity(entity) == normalize_entity(title):
+        return f"{_quoted(source)}, {best}, names {_quoted(entity)}, the subject of this passage"
+    return f"it shares {_quoted(entity)} with {_quoted(source)}, {best}"
+
+
 def _kinds(path: PathTrace) -> list[HopKind]:
     """Each step's kind; a trace from before link hops has entity hops only."""
     return path.via_kinds or ["entity"] * len(path.via_entities)
@@ -153,7 +165,7 @@ def explain_hit(
         source = titles.chunk(hit.linked_from)
         if hit.linked_via is not None:
             kind: ReasonKind = "entity_link"
-            text = f"entity link: it shares {_quoted(hit.linked_via)} with {_quoted(source)}, one of the best passages"
+            text = f"entity link: {_entity_link_reason(hit.linked_via, source, hit.title)}"
         else:
             kind = "title_link"
             text = f"title link: {_quoted(source)}, one of the best passages, names its title {_quoted(hit.title)}"

@@ -61,6 +61,7 @@ class TitleEvidence:
         self._params = params
         self.steps: list[TitleStep] = []  # what title evidence did, for the trace
         self._followed: set[int] = set()  # heads whose title links were followed, over every call
+        self._rounds = 0  # rounds followed, over every call: MAX_LINK_ROUNDS bounds the query
 
     def add_query_titles(self, scores: dict[int, float]) -> set[int]:
         """For each title the query names, its chunk closest to the query joins the candidates with
@@ -112,17 +113,18 @@ class TitleEvidence:
     def follow(self, scores: dict[int, float]) -> dict[int, tuple[float, int]]:
         """Title links from the top `title_links` candidates (see `_links_from`). When the links lift
         a chunk into the top ones, its links are followed in turn, until the top ones have all been
-        followed (at most `MAX_LINK_ROUNDS` rounds per call). Each head is followed once per query:
+        followed (at most `MAX_LINK_ROUNDS` rounds in all). Each head is followed once per query:
         a later call (after entity links changed the top) follows only the new top chunks, so a
         head's links never count its own raised score. Raises `scores` in place; returns each
         chunk this call linked, with its score and the chunk that named it."""
         linked: dict[int, tuple[float, int]] = {}
         followed = self._followed
-        for _ in range(MAX_LINK_ROUNDS):
+        while self._rounds < MAX_LINK_ROUNDS:
             top = best_chunks(scores, self._params.title_links)
             heads = [c for c in top if c not in followed]
             if not heads:
                 break
+            self._rounds += 1
             followed.update(heads)
             for c, (score, head, specificity) in self._links_from(heads, scores).items():
                 linked[c] = (score, head)

@@ -347,7 +347,8 @@ class _QIterRun:
             self.clock.lap("entity_links")
         if entity_linked and params.title_links:
             # A chain goes on across link kinds: a chunk an entity link lifted into the top has its
-            # title links followed too (question -> head -> entity link -> the page it names).
+            # title links followed too (question -> head -> entity link -> the page it names). Only
+            # top chunks not followed yet are, within the rounds the first call left.
             for c, (_, head) in links.follow(scores).items():
                 linked[c] = (head, None)
                 entity_linked.pop(c, None)

@@ -14,10 +14,11 @@ import pytest
 from conftest import notes_engine
 
 from cuerag import CueRag, make_params
-from cuerag.entity_links import MAX_LINKED_DOCUMENTS, EntityDocuments, follow_entities
+from cuerag.entity_links import MAX_LINKED_DOCUMENTS, EntityDocuments, _named_by, follow_entities
 from cuerag.explain import GraphTitles, explain
 from cuerag.lexical import lexical_share
 from cuerag.link_scoring import TitleEvidence
+from cuerag.links import folded_words
 from cuerag.models import Models
 from cuerag.results import RetrievalResult
 from cuerag.scoring import Scorer, TextScorer
@@ -401,3 +402,53 @@ def test_a_head_is_followed_once_per_query_over_every_call(chain: CueRag) -> Non
     assert [g.chunk_docs[c] for c in links.follow(scores)] == ["Tallinn.md"]
     scores[born] = 0.99
     assert links.follow(scores) == {}
+
+
+@pytest.mark.parametrize(
+    ("question", "named"),
+    [
+        ("Where was Márta Kessler of the Orvane Institute born?", True),  # accents folded
+        ("Where was Kessler of the Orvane Institute born?", False),  # a part of the name is not the name
+        ("Where was Marta of the Orvane Institute born?", False),
+    ],
+)
+def test_only_a_question_that_names_all_of_an_entity_skips_its_link(engine: CueRag, question: str, named: bool) -> None:
+    assert ("Marta Kessler" not in links_for(engine, question).values()) is named
+
+
+def test_a_leading_article_or_a_possessive_does_not_hide_a_named_entity() -> None:
+    asked = set(folded_words("Where was the Orvane Institute's founder born?"))
+    assert _named_by("the Orvane Institute", asked) and _named_by("Orvane Institute", asked)
+    assert _named_by("The Orvane Institute", set(folded_words("Who founded Orvane Institute?")))
+    assert not _named_by("", asked) and not _named_by("—", asked)
+
+
+# The town's note also shares a person with the head: it can be reached by an entity link from the
+# head and by a title link from the founder's note; it must count once, under the link that set its
+# score last.
+BOTH_NOTES = {
+    **CHAIN_NOTES,
+    "n01.md": "Marta Kessler founded the Orvane Institute in 1962 with Piet Varga.\n",
+    "Tallinn.md": "Piet Varga guides tours of its old town, a walled medieval quarter, which draws visitors.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def both(models: Models, tmp_path_factory: pytest.TempPathFactory) -> Iterator[CueRag]:
+    yield from notes_engine(models, tmp_path_factory, "both", BOTH_NOTES)
+
+
+def test_a_chunk_linked_both_ways_counts_once_under_the_link_that_set_it_last(both: CueRag) -> None:
+    # The head's share of a link's score high (path_weight) and every note a head (title_links=3): the
+    # title link, which carries the founder's note's raised score, beats the entity link from the head.
+    result = one_hop(both, corpus="both", question=CHAIN_QUESTION, title_links=3, path_weight=0.9)
+    trace = result.trace
+    assert trace is not None
+    last = {s.chunk_id: s.kind for s in trace.title_steps}  # steps in order: the last one stands
+    town = next(h for h in result.chunks if h.doc_id == "Tallinn.md")
+    assert [s.kind for s in trace.title_steps if s.chunk_id == town.chunk_id] == ["entity_link", "title_link"]
+    linked = [h for h in result.chunks if h.linked_from is not None]
+    for hit in linked:
+        assert (hit.linked_via is None) == (last[hit.chunk_id] == "title_link")
+    assert trace.linked_chunks == sum(h.linked_via is None for h in linked) == 1
+    assert trace.entity_linked_chunks == sum(h.linked_via is not None for h in linked) == 1
