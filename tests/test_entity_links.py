@@ -452,3 +452,22 @@ def test_a_chunk_linked_both_ways_counts_once_under_the_link_that_set_it_last(bo
         assert (hit.linked_via is None) == (last[hit.chunk_id] == "title_link")
     assert trace.linked_chunks == sum(h.linked_via is None for h in linked) == 1
     assert trace.entity_linked_chunks == sum(h.linked_via is not None for h in linked) == 1
+
+
+def test_an_entity_link_through_a_passages_own_subject_says_which_names_which(chain: CueRag) -> None:
+    # "it shares “Tallinn” with “n02”" would do, but "shares “n02” with “n02”" says nothing: when the
+    # entity is one passage's subject, the reason says the other names it.
+    result = chain_hop(chain)
+    town = next(h for h in result.chunks if h.doc_id == "Tallinn.md")
+    titles = GraphTitles(chain.graph(CHAIN))
+
+    def reason(via: str) -> str:
+        hit = town.model_copy(update={"linked_via": via})
+        return explain(result.model_copy(update={"chunks": [hit]}), titles).chunks[0].why.text
+
+    assert (
+        reason("Tallinn")
+        == "entity link: “n02”, one of the best passages, names “Tallinn”, the subject of this passage"
+    )
+    assert reason("N02") == "entity link: it names “N02”, the subject of “n02”, one of the best passages"
+    assert reason("Marta Kessler") == "entity link: it shares “Marta Kessler” with “n02”, one of the best passages"
