@@ -26,6 +26,7 @@ from cuerag.citations import Citation
 from cuerag.cli_options import OptionsAnywhere
 from cuerag.config import QIterParams, Settings, param_help
 from cuerag.engine import CueRag, make_params, validate_corpus_name
+from cuerag.entities import normalize_entity
 from cuerag.errors import CueRagError
 from cuerag.explain import ExplainedResult, GraphTitles, explain, explain_hit, hop_label
 from cuerag.folders import WalkRules
@@ -34,7 +35,7 @@ from cuerag.index import IndexReport
 from cuerag.index import Progress as IndexProgress
 from cuerag.progress_log import ProgressLog
 from cuerag.redact import redact_urls_in
-from cuerag.results import METHODS
+from cuerag.results import METHODS, Anchor, TitleStep
 from cuerag.subset import CLI_FLAGS, make_filter
 
 app = typer.Typer(
@@ -473,7 +474,7 @@ def print_result(result: ExplainedResult, *, show_trace: bool) -> None:
     if show_trace and result.trace is not None:
         t = result.trace
         out.print(f"[bold]query entities[/bold]: {_shown(', '.join(t.query_entities)) or '—'}")
-        anchors = dict.fromkeys(f"{a.name} ({'query' if a.source == 'query_entity' else 'unit'})" for a in t.anchors)
+        anchors = dict.fromkeys(_anchor_label(a) for a in t.anchors)
         out.print(f"[bold]anchors[/bold]: {_shown(', '.join(anchors)) or '—'}")
         for d in t.depths:
             out.print(f"[bold]depth {d.depth}[/bold] — {d.candidates} candidate paths, kept {len(d.paths)}")
@@ -484,7 +485,34 @@ def print_result(result: ExplainedResult, *, show_trace: bool) -> None:
                     for via, kind, text in zip(p.via_entities, kinds, p.unit_texts, strict=True)
                 )
                 out.print(f"  {p.score:.3f}  {steps}")
+        titles = {h.chunk_id: h.title for h in result.chunks}
+        if t.title_steps:
+            out.print(f"[bold]links[/bold] — {len(t.title_steps)} in the final rerank")
+        for step in t.title_steps:
+            out.print(f"  {step.score:.3f}  {_shown(_link_line(step, titles))}")
     out.print(f"[dim]{result.elapsed_ms:.0f} ms[/dim]")
+
+
+def _anchor_label(anchor: Anchor) -> str:
+    """Where an anchor came from: the question's mention it was linked to (shown when the entity's
+    name differs from it), or a unit near the question."""
+    if anchor.source == "unit":
+        return f"{anchor.name} (nearest unit)"
+    if normalize_entity(anchor.name) == normalize_entity(anchor.mention):
+        return f"{anchor.name} (question)"
+    return f"{anchor.name} (near the question's “{anchor.mention}”)"
+
+
+def _link_line(step: TitleStep, titles: dict[str, str]) -> str:
+    """A link step of the final rerank on one line: which passage named or shared what, with the
+    weight its specificity gave it. Passages not returned are shown by chunk id."""
+    source = titles.get(step.from_chunk_id or "", step.from_chunk_id or "")
+    weight = f"(specificity {step.specificity:.2f})"
+    if step.kind == "named_in_query":
+        return f"named in the question: {step.title} {weight}"
+    if step.kind == "entity_link":
+        return f"entity link: {source} → {step.title} via “{step.entity}” {weight}"
+    return f"title link: {source} → {step.title} {weight}"
 
 
 def cite_line(citation: Citation) -> str:

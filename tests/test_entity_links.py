@@ -4,6 +4,7 @@ say nothing (no title links to follow)."""
 
 from __future__ import annotations
 
+import io
 import itertools
 import math
 from collections.abc import Iterator, Sequence
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 from conftest import notes_engine
 
+import cuerag.cli
 from cuerag import CueRag, make_params
 from cuerag.entity_links import MAX_LINKED_DOCUMENTS, EntityDocuments, _named_by, follow_entities
 from cuerag.explain import GraphTitles, explain
@@ -471,3 +473,16 @@ def test_an_entity_link_through_a_passages_own_subject_says_which_names_which(ch
     )
     assert reason("N02") == "entity link: it names “N02”, the subject of “n02”, one of the best passages"
     assert reason("Marta Kessler") == "entity link: it shares “Marta Kessler” with “n02”, one of the best passages"
+
+
+def test_the_text_trace_shows_each_link_and_where_each_anchor_came_from(chain: CueRag) -> None:
+    result = chain_hop(chain)
+    printed = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cuerag.cli, "out", cuerag.cli._Console(file=printed))
+        cuerag.cli.print_result(explain(result, GraphTitles(chain.graph(CHAIN))), show_trace=True)
+    lines = [" ".join(line.split()) for line in printed.getvalue().splitlines()]
+    assert any(line.endswith("entity link: n01 → n02 via “Marta Kessler” (specificity 1.00)") for line in lines)
+    assert any(line.endswith("title link: n02 → Tallinn (specificity 1.00)") for line in lines)
+    anchors = next(line for line in lines if line.startswith("anchors:"))
+    assert "(question)" in anchors or "(near the question's “Orvane Institute”)" in anchors
