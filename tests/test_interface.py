@@ -324,14 +324,14 @@ async def test_every_kind_of_hit_says_why_in_titles(client: Client) -> None:
     assert by_doc["teutberga"]["unit_ids"] == [] and why["linked_from_title"] == "Lothair II", why
     assert why["text"] in (
         "title link: “Lothair II”, one of the best passages, names its title “Teutberga”",
-        "entity link: it shares “Teutberga” with “Lothair II”, one of the best passages",
+        "entity link: “Lothair II”, one of the best passages, names “Teutberga”, the subject of this passage",
     )
     # The next hop, from Teutberga: her note names Hucbert's title, and shares the entity with it.
     why = by_doc["hucbert"]["why"]
     assert by_doc["hucbert"]["unit_ids"] == [] and why["linked_from_title"] == "Teutberga", why
     assert why["text"] in (
         "title link: “Teutberga”, one of the best passages, names its title “Hucbert”",
-        "entity link: it shares “Hucbert” with “Teutberga”, one of the best passages",
+        "entity link: “Teutberga”, one of the best passages, names “Hucbert”, the subject of this passage",
     )
     dense = await client.call_tool("dense_search", {"corpus": SAMPLE, "query": TOY, "top_n": 2})
     assert dense.structured_content is not None

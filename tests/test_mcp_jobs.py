@@ -252,3 +252,26 @@ async def test_a_delete_between_the_syncs_of_a_watch_goes_through(client: tuple[
         assert "inline-1" not in set(engine.graph("notes").chunk_docs)
     finally:
         await call(c, "job_status", job_id=watch["job_id"], cancel=True, wait_s=WAIT_S)
+
+
+def test_a_jobs_percent_never_goes_back_when_reports_arrive_out_of_order() -> None:
+    """NER reports from its own thread: the report it computed first may reach the event loop after
+    the one that finished the run; the job's percent stays at the higher one."""
+    from types import SimpleNamespace
+
+    from tools.index_corpus import _STAGES
+    from tools.jobs import JobHandle
+
+    job = SimpleNamespace(percent=None, stage="", touch=lambda: None)
+    handle = JobHandle(job, _STAGES)  # type: ignore[arg-type]
+    delivered: list[tuple[Callable[..., None], tuple[Any, ...]]] = []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(anyio.from_thread, "run_sync", lambda fn, *args: delivered.append((fn, args)))
+        handle.progress("ner", 1, 2)
+        for stage in _STAGES.order:
+            handle.progress(stage, 1, 1)
+    low, high = delivered[-2], delivered[-1]
+    assert low[1][0] < high[1][0] == 100.0
+    for fn, args in (*delivered[:-2], high, low):  # the last two reach the loop in the other order
+        fn(*args)
+    assert job.percent == 100.0

@@ -144,6 +144,11 @@ class JobHandle:
         anyio.from_thread.run_sync(self._set_progress, round(overall, 1), f"{stage} {done}/{total}")
 
     def _set_progress(self, percent: float, stage: str) -> None:
+        # NER reports from its own thread beside the embedding: two reports computed in one order
+        # may reach the event loop in the other, and the later, lower one would take the percent
+        # back (a finished run ended at 94 %).
+        if self._job.percent is not None and percent < self._job.percent:
+            return
         self._job.percent, self._job.stage = percent, stage
         self._job.touch()
 
