@@ -26,7 +26,7 @@ from cuerag.citations import Citation
 from cuerag.cli_options import OptionsAnywhere
 from cuerag.config import QIterParams, Settings, param_help
 from cuerag.engine import CueRag, make_params, validate_corpus_name
-from cuerag.entities import normalize_entity
+from cuerag.entities import same_entity
 from cuerag.errors import CueRagError
 from cuerag.explain import ExplainedResult, GraphTitles, explain, explain_hit, hop_label
 from cuerag.folders import WalkRules
@@ -498,7 +498,7 @@ def _anchor_label(anchor: Anchor) -> str:
     name differs from it), or a unit near the question."""
     if anchor.source == "unit":
         return f"{anchor.name} (nearest unit)"
-    if normalize_entity(anchor.name) == normalize_entity(anchor.mention):
+    if same_entity(anchor.name, anchor.mention):
         return f"{anchor.name} (question)"
     return f"{anchor.name} (near the question's “{anchor.mention}”)"
 

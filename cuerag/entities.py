@@ -28,6 +28,12 @@ def normalize_entity(name: str) -> str:
     return _LEADING_ARTICLE.sub("", text)
 
 
+def same_entity(a: str, b: str) -> bool:
+    """Whether two names are one entity's (`normalize_entity`): "The Orvane Institute" and
+    "Orvane Institute's" are."""
+    return normalize_entity(a) == normalize_entity(b)
+
+
 def _not_of_a_name(token: Any) -> bool:
     """A token that ends an entity span without being part of the name: punctuation, or a
     function word written in lower case ("for" in "Corvane Labs for"). Both come from the NER

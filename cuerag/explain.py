@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from cuerag.answering import AnswerResult
-from cuerag.entities import normalize_entity
+from cuerag.entities import same_entity
 from cuerag.graph import Graph
 from cuerag.results import HopKind
 from cuerag.retrieval import ChunkHit, PathTrace, RetrievalResult
@@ -119,9 +119,9 @@ def _entity_link_reason(entity: str, source: str, title: str) -> str:
     """How an entity link reads: the entity shared, or, when the entity is one of the two
     passages' own subject, which passage names which ("shares “X” with “X”" said nothing)."""
     best = "one of the best passages"
-    if normalize_entity(entity) == normalize_entity(source):
+    if same_entity(entity, source):
         return f"it names {_quoted(entity)}, the subject of {_quoted(source)}, {best}"
-    if normalize_entity(entity) == normalize_entity(title):
+    if same_entity(entity, title):
         return f"{_quoted(source)}, {best}, names {_quoted(entity)}, the subject of this passage"
     return f"it shares {_quoted(entity)} with {_quoted(source)}, {best}"
 
