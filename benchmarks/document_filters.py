@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from cuerag import CueRag, QIterParams, Settings
-from cuerag.subset import DocFilter, select
+from cuerag.retrieval.filters import DocFilter, select
 
 QUESTIONS = [
     "Who was born first?",

@@ -21,14 +21,17 @@ from pathlib import Path
 
 import numpy as np
 
-from cuerag.chunk_vectors import derive_chunk_vectors, stacked
-from cuerag.chunking import chunk_document
 from cuerag.config import Settings
-from cuerag.documents import Document
-from cuerag.ids import entity_point_id, unit_point_id
-from cuerag.models import SpacyNer, _model_path, load_embedder, mean_pooling
-from cuerag.precision import read_cpuinfo
-from cuerag.text import TextTools
+from cuerag.graph.ids import entity_point_id, unit_point_id
+from cuerag.index.chunk_vectors import derive_chunk_vectors, stacked
+from cuerag.ingest.documents import Document
+from cuerag.models.base import mean_pooling
+from cuerag.models.embedders import _model_path
+from cuerag.models.loading import load_embedder
+from cuerag.models.ner import SpacyNer
+from cuerag.models.precision import read_cpuinfo
+from cuerag.text.chunking import chunk_document
+from cuerag.text.tools import TextTools
 
 CORPUS = Path("../shared/data/2wikimultihopqa/2wikimultihopqa_corpus.json")
 SLICE = 512

@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 
 from cuerag.config import DEFAULT_EMBEDDER
-from cuerag.onnx_embedder import OnnxEmbedder
-from cuerag.precision import read_cpuinfo
-from cuerag.text import TextTools
+from cuerag.models.onnx_embedder import OnnxEmbedder
+from cuerag.models.precision import read_cpuinfo
+from cuerag.text.tools import TextTools
 
 CORPUS = Path("../shared/data/2wikimultihopqa/2wikimultihopqa_corpus.json")
 BATCH = 64

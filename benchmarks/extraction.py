@@ -19,12 +19,12 @@ from collections import defaultdict
 from pathlib import Path
 
 from cuerag import Settings
-from cuerag.chunking import chunk_document
-from cuerag.documents import Document, load_file
 from cuerag.errors import InputError
-from cuerag.formats import DOCUMENT_SUFFIXES
-from cuerag.models import load_models
-from cuerag.text import TextTools
+from cuerag.ingest.documents import Document, load_file
+from cuerag.ingest.formats import DOCUMENT_SUFFIXES
+from cuerag.models.loading import load_models
+from cuerag.text.chunking import chunk_document
+from cuerag.text.tools import TextTools
 
 
 def main() -> None:

@@ -41,7 +41,7 @@ def cli(data_dir: Path, *args: str) -> tuple[float, Any]:
     env = {**os.environ, "CUERAG_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1"}
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "cuerag.cli", *args], env=env, capture_output=True, text=True, check=False
+        [sys.executable, "-m", "cuerag.cli.app", *args], env=env, capture_output=True, text=True, check=False
     )
     wall = time.perf_counter() - started
     if done.returncode != 0:

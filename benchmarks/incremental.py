@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from cuerag import CueRag, QIterParams, Settings, load_paths
-from cuerag.bench import make_queries
+from cuerag.evaluation.bench import make_queries
 
 
 def main() -> None:
@@ -70,7 +70,7 @@ def main() -> None:
 
 def round_trip(args: argparse.Namespace) -> None:
     """Delete + re-add indexed documents that questions need; answers must come back the same."""
-    from cuerag.evaluation import load_questions
+    from cuerag.evaluation.questions import load_questions
 
     engine = CueRag(Settings(data_dir=args.data_dir))
     docs = load_paths([args.extra])

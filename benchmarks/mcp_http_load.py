@@ -26,7 +26,7 @@ import numpy as np
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from cuerag.bench import make_queries
+from cuerag.evaluation.bench import make_queries
 
 
 def _free_port() -> int:
@@ -90,7 +90,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=100)
     args = parser.parse_args()
 
-    from cuerag.sync import load_paths
+    from cuerag.index.sync import load_paths
 
     titles = [d.title for d in load_paths([args.titles_from]) if d.title]
     token = secrets.token_hex(16)

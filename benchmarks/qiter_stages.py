@@ -5,7 +5,7 @@
 
 The index is the one `cuerag eval` built for CORPUS_FILE (its corpus is named after the file's
 content). Five questions warm up, then every question is asked once (top 10). Prints the p50 and
-p95 of the whole query and of each stage (`cuerag.qiter.STAGES`); writes each question's result,
+p95 of the whole query and of each stage (`cuerag.retrieval.qiter.STAGES`); writes each question's result,
 times left out, to OUT.json, so that two checkouts run on the same index can be compared (their
 results should be equal when a change is only about speed). Run two checkouts one after the other,
 alternating, and say the load (`uptime`): on a shared machine the load moves the figures more
@@ -21,9 +21,10 @@ from pathlib import Path
 import numpy as np
 
 from cuerag import CueRag, QIterParams, Settings
-from cuerag.evaluation import corpus_name_for, load_questions
-from cuerag.qiter import STAGES
-from cuerag.sync import load_paths
+from cuerag.evaluation.questions import load_questions
+from cuerag.evaluation.runner import corpus_name_for
+from cuerag.index.sync import load_paths
+from cuerag.retrieval.stages import STAGES
 
 
 def main(data_dir: Path, questions_file: Path, corpus_file: Path, out: Path) -> None:

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/selection_bench.py [--corpus FILE] [--alpha 0.5]
 
 Each passage of the corpus (a JSON list of {"title", "text"}) is one chunk, `title + "\\n" + text`;
-its weight is its token count (`cuerag.text.TextTools().count_tokens`). Prints the time of
+its weight is its token count (`cuerag.text.tools.TextTools().count_tokens`). Prints the time of
 `bleu_values` and of `select_chunks` at the given alpha, and what was selected.
 """
 
@@ -14,8 +14,8 @@ import json
 import time
 from pathlib import Path
 
-from cuerag.selection import bleu_values, select_chunks
-from cuerag.text import TextTools
+from cuerag.index.knapsack import bleu_values, select_chunks
+from cuerag.text.tools import TextTools
 
 DEFAULT_CORPUS = (
     Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "2wikimultihopqa" / "2wikimultihopqa_corpus.json"

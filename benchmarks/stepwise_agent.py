@@ -42,8 +42,9 @@ import anyio
 from mcp import Client, StdioServerParameters, stdio_client
 
 from cuerag import load_paths
-from cuerag.evaluation import corpus_name_for, load_questions
-from cuerag.text import TextTools
+from cuerag.evaluation.questions import load_questions
+from cuerag.evaluation.runner import corpus_name_for
+from cuerag.text.tools import TextTools
 
 ROOT = Path(__file__).resolve().parent.parent
 KS = (2, 5)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cuerag.titleless import write_titleless
+from cuerag.evaluation.titleless import write_titleless
 
 
 def main() -> None:

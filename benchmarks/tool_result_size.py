@@ -7,7 +7,7 @@ size of `tools/list`.
         --titles-from ../shared/data/2wikimultihopqa/2wikimultihopqa_corpus.json --limit 50
 
 The 2Wiki corpus file has no questions: `--titles-from` builds them from its titles with 2Wiki's
-question shapes (`cuerag.bench.make_queries`, as `cuerag bench` and `mcp_http_load.py` do).
+question shapes (`cuerag.evaluation.bench.make_queries`, as `cuerag bench` and `mcp_http_load.py` do).
 
 Serves the index read-only through the real MCP server and an in-memory SDK client, lists the
 tools, then calls `q_iter` at its defaults on the first `--limit` questions. Reports the bytes of
@@ -29,8 +29,8 @@ import anyio
 from mcp import Client
 
 from cuerag import Settings, load_paths
-from cuerag.bench import make_queries
-from cuerag.text import TextTools
+from cuerag.evaluation.bench import make_queries
+from cuerag.text.tools import TextTools
 from server.app import build_server
 from server.config import ServerSettings
 

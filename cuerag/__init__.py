@@ -1,9 +1,9 @@
 """CUE-RAG: a multi-partite graph of chunks, knowledge units and entities, and Q-Iter retrieval."""
 
-from cuerag.answering import AnswerResult
 from cuerag.config import QIterParams, Settings
-from cuerag.documents import Document, make_document
-from cuerag.engine import CorpusInfo, CueRag, make_params
+from cuerag.engine.facade import CueRag
+from cuerag.engine.params import make_params
+from cuerag.engine.reports import CorpusInfo
 from cuerag.errors import (
     CorpusNotFoundError,
     CueRagError,
@@ -14,11 +14,13 @@ from cuerag.errors import (
     ParameterError,
     StoreError,
 )
-from cuerag.folders import FileOutcome, WalkRules
-from cuerag.index import IndexReport
-from cuerag.llm import LLMUsage
-from cuerag.results import ChunkHit, RetrievalResult
-from cuerag.sync import load_paths
+from cuerag.index.report import IndexReport
+from cuerag.index.sync import load_paths
+from cuerag.ingest.documents import Document, make_document
+from cuerag.ingest.folders import FileOutcome, WalkRules
+from cuerag.llm.client import LLMUsage
+from cuerag.retrieval.answering import AnswerResult
+from cuerag.retrieval.results import ChunkHit, RetrievalResult
 
 __all__ = [
     "AnswerResult",

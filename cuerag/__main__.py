@@ -1,5 +1,5 @@
 """`python -m cuerag`: the same command line as `cuerag`."""
 
-from cuerag.cli import main
+from cuerag.cli.app import main
 
 main()

@@ -149,7 +149,7 @@ class Settings(BaseSettings):
     )
     llm_cache: bool = Field(default=True, description="Keep LLM answers in <data_dir>/llm_cache.sqlite3.")
 
-    # Limits on what one file and one request may make the reader hold (cuerag.formats).
+    # Limits on what one file and one request may make the reader hold (cuerag.ingest.formats).
     max_file_bytes: int = Field(default=100 * 2**20, ge=1, description="Largest file read, in bytes.")
     max_pdf_pages: int = Field(default=2000, ge=1, description="Most pages read from one PDF.")
     max_expansion_ratio: float = Field(
@@ -227,7 +227,7 @@ EntityLinks = Annotated[
     Field(
         ge=0,
         le=20,
-        # cuerag.entity_links: for each entity of a top chunk's `link_units` units nearest the query
+        # cuerag.retrieval.entity_links: for each entity of a top chunk's `link_units` units nearest the query
         # that the query does not name, the chunk of another document it raises most becomes a
         # candidate, with the top chunk's score as path evidence weighed by the entity's rarity
         # among the other documents (log scale; none followed past MAX_LINKED_DOCUMENTS).
@@ -239,7 +239,7 @@ LinkUnits = Annotated[
     Field(
         ge=1,
         le=50,
-        # cuerag.scoring.nearest_units: the statements that make a top chunk a good candidate. A
+        # cuerag.retrieval.scoring.nearest_units: the statements that make a top chunk a good candidate. A
         # documentation page names dozens of pages (its "see also", every command it mentions);
         # links from all of them outranked the passages a question asks for.
         description="A top chunk's title and entity links are followed from its this many units nearest the query.",
@@ -250,7 +250,7 @@ LinkBridge = Annotated[
     Field(
         ge=0.0,
         le=10.0,
-        # cuerag.entity_links: the next hop is about the entity the link goes through, which the
+        # cuerag.retrieval.entity_links: the next hop is about the entity the link goes through, which the
         # question does not name. Scaled per query by one minus its lexical share (the floor and the
         # homogeneity included, whether or not the lexical channel is on): the bridge is the
         # embedder's reading of a name, and a query in a corpus the embedder hardly tells apart (one
@@ -304,7 +304,7 @@ LexicalCandidates = Annotated[
 LexicalAdaptive = Annotated[
     bool,
     Field(
-        # cuerag.lexical.lexical_share: the whole weight where the best dense match stands out of
+        # cuerag.retrieval.lexical.lexical_share: the whole weight where the best dense match stands out of
         # the corpus no more than chance, none where it stands out by a standard deviation more.
         description="Scale lexical_weight and lexical_candidates per query by how unsure the embedder is "
         "(off: the same weight for every query)."
@@ -327,7 +327,7 @@ LexicalFloor = Annotated[
 LexicalHomogeneity = Annotated[
     bool,
     Field(
-        # cuerag.lexical.homogeneity_floor: none for a corpus of unrelated passages, the whole
+        # cuerag.retrieval.lexical.homogeneity_floor: none for a corpus of unrelated passages, the whole
         # weight for a corpus on one subject, where the adaptive share misreads the narrow spread
         # of cosines as a sure dense match. Measured with MiniLM, chunk vectors embedded whole or
         # derived (README); a folder mixing one manual with unrelated passages averages the two,
@@ -340,7 +340,7 @@ LexicalHomogeneity = Annotated[
 LinkHops = Annotated[
     bool,
     Field(
-        # cuerag.link_edges: from a path's last unit to the units of the documents its sentence
+        # cuerag.retrieval.link_edges: from a path's last unit to the units of the documents its sentence
         # hyperlinks or names by title (and at the first hop, from the question to the documents it
         # names), chosen like an entity's units with each similarity weighed by the title's
         # specificity, scored by the same path reranker.

@@ -1,20 +1,16 @@
-"""Domain errors. Each message says what was wrong and what to do instead; the CLI and the MCP
-tools show it as is."""
+"""Domain errors. Each message says what was wrong and what to do instead, in the engine's own
+names (a parameter's field name, a document id). Errors about a caller's arguments carry them as
+fields, so a front end can word them its own way: the CLI names its flags (`cuerag.cli.messages`),
+the MCP tools their arguments."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 
 class CueRagError(Exception):
-    """Base class of every error the engine raises on purpose. `cli`: the message as the command
-    line words it, where the message names what an MCP tool is called with (a tool, an argument)
-    and a person at the command line typed a command or a flag instead."""
-
-    def __init__(self, *args: object, cli: str | None = None) -> None:
-        super().__init__(*args)
-        self.cli = cli
-
-    def for_cli(self) -> str:
-        return self.cli if self.cli is not None else str(self)
+    """Base class of every error the engine raises on purpose."""
 
 
 class InputError(CueRagError):
@@ -53,6 +49,56 @@ class InvalidNameError(CueRagError):
 
 class ParameterError(CueRagError):
     """A retrieval parameter outside its allowed range."""
+
+
+@dataclass(frozen=True)
+class ArgumentProblem:
+    """One argument that failed validation: its field name, what is wrong, the value given and,
+    for a bounded number, the range allowed."""
+
+    name: str
+    message: str
+    got: object = None
+    allowed: tuple[object, object] | None = None
+    show_got: bool = True  # False where the value is not worth echoing (a filter's list)
+
+    def describe(self, shown: str | None = None) -> str:
+        """'name: what is wrong (got X; allowed A..B)', the name shown as `shown` when given."""
+        text = f"{shown or self.name}: {self.message}"
+        if not self.show_got:
+            return text
+        text += f" (got {self.got!r}"
+        if self.allowed is not None:
+            text += f"; allowed {self.allowed[0]}..{self.allowed[1]}"
+        return text + ")"
+
+
+class InvalidArguments(ParameterError):
+    """Arguments of one kind (`what`: "retrieval parameters", "filter") that failed validation."""
+
+    def __init__(self, what: str, problems: Sequence[ArgumentProblem]) -> None:
+        super().__init__(f"invalid {what}: " + "; ".join(p.describe() for p in problems))
+        self.what = what
+        self.problems = list(problems)
+
+
+class UnknownDocumentIds(ParameterError):
+    """A filter named document ids the corpus does not hold (`shown`: the first few, quoted)."""
+
+    def __init__(self, doc_ids: Sequence[str]) -> None:
+        self.doc_ids = list(doc_ids)
+        self.shown = ", ".join(repr(d) for d in self.doc_ids[:5])
+        super().__init__(f"unknown doc_ids in filter: {self.shown}; use doc_id values from hits or list_documents")
+
+
+class BadCursor(ParameterError):
+    """A listing cursor that was not made for this listing (another corpus or filter, or edited)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "invalid cursor: pass next_cursor from the previous page unchanged, with the same corpus and "
+            "filter (or leave cursor out to start from the first page)"
+        )
 
 
 class ModelLoadError(CueRagError):

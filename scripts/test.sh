@@ -6,4 +6,5 @@ bash scripts/setup.sh dev
 .venv/bin/ruff check cuerag tools server tests benchmarks
 .venv/bin/ruff format --check cuerag tools server tests benchmarks
 .venv/bin/mypy
+.venv/bin/lint-imports
 .venv/bin/python -m pytest -q "$@"

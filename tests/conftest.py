@@ -15,9 +15,10 @@ from mcp import Client
 
 import cuerag
 from cuerag.config import Settings
-from cuerag.engine import CueRag
-from cuerag.graph import KINDS, Graph, collection_name
-from cuerag.models import Models, load_models
+from cuerag.engine.facade import CueRag
+from cuerag.graph.schema import KINDS, collection_name
+from cuerag.graph.snapshot import Graph
+from cuerag.models.loading import Models, load_models
 
 # The suite must not pick up a developer's CUERAG_* settings (a server URL would bypass the
 # embedded store every test is meant to exercise).
@@ -38,7 +39,7 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> Models:
     import torch
 
     torch.set_num_threads(1)
-    # A data dir of the session's own: the precision calibration (cuerag.precision) is kept
+    # A data dir of the session's own: the precision calibration (cuerag.models.precision) is kept
     # there, not in the user's.
     return load_models(Settings(data_dir=tmp_path_factory.mktemp("models")))
 

@@ -9,7 +9,7 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from cuerag import AnswerResult, make_params
-from cuerag.explain import GraphTitles
+from cuerag.retrieval.explain import GraphTitles
 from tools.common import READ_ONLY, AppState, Corpus, Filter, Query, run_engine, state_of, tool
 from tools.rendering import CompactAnswer, Detail, compact_answer
 

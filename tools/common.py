@@ -17,7 +17,7 @@ from pydantic import Field, WithJsonSchema
 
 from cuerag import CueRag, CueRagError
 from cuerag.config import MAX_QUERY_CHARS
-from cuerag.subset import DocFilter
+from cuerag.retrieval.filters import DocFilter
 from tools.jobs import Jobs
 
 T = TypeVar("T")

@@ -8,7 +8,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from cuerag.engine import DeleteReport
+from cuerag.engine.reports import DeleteReport
 from tools.common import AppState, Corpus, run_engine, state_of, tool
 
 

@@ -7,7 +7,7 @@ from typing import Annotated
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from cuerag.results import EntityExpansion
+from cuerag.retrieval.results import EntityExpansion
 from tools.common import (
     READ_ONLY,
     AppState,

@@ -7,7 +7,7 @@ from typing import Annotated
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
-from cuerag.results import ChunkNode, UnitNode
+from cuerag.retrieval.results import ChunkNode, UnitNode
 from tools.common import READ_ONLY, AppState, Corpus, run_engine, state_of, tool
 
 Ids = Annotated[list[str], Field(min_length=1, max_length=200)]

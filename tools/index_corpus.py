@@ -14,8 +14,8 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from cuerag import CueRag, CueRagError, IndexReport, InputError, WalkRules, make_document
-from cuerag.engine import validate_corpus_name
-from cuerag.watch import watch_folder
+from cuerag.engine.watch import watch_folder
+from cuerag.graph.schema import validate_corpus_name
 from tools.common import AppState, Corpus, Exclude, Include, state_of, tool
 from tools.jobs import Job, JobHandle, JobInfo, Stages, wait_for
 
@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 
 # Indexing stages in the order the engine runs them; progress is reported over all of them.
 # In the order the engine finishes them; NER runs beside "embed units" and "embed chunks".
-# "embed chunk parts": CUERAG_CHUNK_VECTORS=derived (cuerag.chunk_vectors); an embedded index never reports it.
+# "embed chunk parts": CUERAG_CHUNK_VECTORS=derived (cuerag.index.chunk_vectors); an embedded index never reports it.
 _STAGES = Stages(
     ("split", "embed units", "embed chunk parts", "embed chunks", "ner", "embed entities", "store"), frozenset({"ner"})
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel
 
-from cuerag.results import Anchor
+from cuerag.retrieval.results import Anchor
 from tools.common import READ_ONLY, AppState, Corpus, Filter, Query, TopK, run_engine, state_of, tool
 
 

@@ -7,7 +7,7 @@ from typing import Annotated
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from cuerag.catalog import MAX_PAGE, DocumentPage
+from cuerag.graph.catalog import MAX_PAGE, DocumentPage
 from tools.common import READ_ONLY, AppState, Corpus, Filter, run_engine, state_of, tool
 
 

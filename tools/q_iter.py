@@ -17,9 +17,9 @@ from cuerag.config import (
     QIterK,
     QIterTopN,
 )
-from cuerag.explain import ExplainedResult, GraphTitles
-from cuerag.results import Method
-from cuerag.subset import DocFilter
+from cuerag.retrieval.explain import ExplainedResult, GraphTitles
+from cuerag.retrieval.filters import DocFilter
+from cuerag.retrieval.results import Method
 from tools.common import READ_ONLY, AppState, Corpus, Filter, Query, run_engine, state_of, tool
 from tools.rendering import CompactResult, Detail, shaped_result
 

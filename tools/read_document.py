@@ -9,7 +9,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from cuerag.document_text import DocumentText
+from cuerag.graph.document_text import DocumentText
 from tools.common import READ_ONLY, AppState, Corpus, run_engine, state_of, tool
 
 

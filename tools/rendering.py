@@ -20,8 +20,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from cuerag import AnswerResult, ChunkHit, RetrievalResult
-from cuerag.citations import Citation
-from cuerag.explain import ExplainedResult, GraphTitles, PathStep, explain, explain_hit
+from cuerag.graph.citations import Citation
+from cuerag.retrieval.explain import ExplainedResult, GraphTitles, PathStep, explain, explain_hit
 
 Detail = Annotated[
     Literal["compact", "full"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel
 
-from cuerag.results import UnitHit
+from cuerag.retrieval.results import UnitHit
 from tools.common import (
     READ_ONLY,
     AppState,

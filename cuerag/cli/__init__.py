@@ -1,0 +1,1 @@
+"""The `cuerag` command line."""

@@ -1,0 +1,98 @@
+"""Where the CLI writes: results to stdout, errors and progress to stderr, lines unwrapped off a
+terminal, indexed text with its control characters made visible."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import typer
+from rich.console import Console, ConsoleDimensions
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from cuerag.cli.messages import cli_message
+from cuerag.cli.progress_log import ProgressLog
+from cuerag.errors import CueRagError
+from cuerag.index.report import Progress as IndexProgress
+
+
+class _Console(Console):
+    """A console that wraps lines only on a terminal. Written to a pipe or a file, a line stays
+    whole, as grep and a pager expect (rich would cut it at 80 columns, or at the width of
+    whatever terminal the command was started from)."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        size = super().size
+        return size if self.is_terminal else ConsoleDimensions(_UNWRAPPED, size.height)
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        Console.size.fset(self, new_size)  # type: ignore[attr-defined]
+
+
+_UNWRAPPED = 1_000_000  # columns: wider than any line the commands print
+
+out = _Console()
+
+err = _Console(stderr=True)
+
+_CORPUS_HELP = "The corpus (see `cuerag corpora`)."
+
+
+class _Bars:
+    """A rich progress bar per indexing stage, on stderr."""
+
+    def __init__(self, progress: Progress) -> None:
+        self._progress = progress
+        self._tasks: dict[str, Any] = {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage not in self._tasks:
+            self._tasks[stage] = self._progress.add_task(stage, total=total)
+        self._progress.update(self._tasks[stage], completed=done, total=total)
+
+
+@contextmanager
+def _progress() -> Iterator[IndexProgress]:
+    """Bars on a terminal; elsewhere (a CI log, a pipe) rate-limited log lines, since bars would
+    draw nothing until the run ends."""
+    if not err.is_terminal:
+        yield ProgressLog(write=lambda line: err.print(line, markup=False, highlight=False))
+        return
+    bars = Progress(
+        TextColumn("{task.description:<15}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+    )
+    with bars:
+        yield _Bars(bars)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _count(n: int, noun: str) -> str:
+    """ "1 document", "2 documents"."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _shown(text: str) -> str:
+    """Indexed text for the terminal: rich markup escaped, and control characters written as
+    \\xNN so that a document cannot move the cursor, clear the screen or retitle the window."""
+    return escape(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text))
+
+
+def _fail(exc: CueRagError) -> typer.Exit:
+    err.print(f"[red]error:[/red] {escape(cli_message(exc))}")
+    return typer.Exit(1)
+
+
+def _os_message(exc: OSError) -> str:
+    where = f" ({exc.filename})" if exc.filename else ""
+    return f"{exc.strerror or exc}{where}"

@@ -1,0 +1,139 @@
+"""Index reports and retrieval results as a person reads them at the terminal."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rich.table import Table
+
+from cuerag.cli.console import _count, _shown, out
+from cuerag.graph.citations import Citation
+from cuerag.index.report import IndexReport
+from cuerag.retrieval.explain import ExplainedResult, hop_label
+from cuerag.retrieval.results import Anchor, TitleStep
+from cuerag.text.entities import same_entity
+
+
+def print_report(report: IndexReport, *, told: Mapping[str, str] | None = None) -> None:
+    """An index report for a person: one line per file that changed or failed, then the counts.
+    `told` (path → reason): failures already shown, as by a watch's last sync, are named in one
+    line without their reasons rather than shown again."""
+    for label, files in (("added", report.added), ("changed", report.changed), ("removed", report.removed)):
+        for f in files:
+            out.print(f"{label:>8} {_shown(f.path)}")
+    told = told or {}
+    again = [f for f in report.failed if told.get(f.path) == f.reason]
+    for f in report.failed:
+        if told.get(f.path) != f.reason:
+            out.print(f"[red]  failed[/red] {_shown(f.path)}: {_shown(f.reason)}")
+    if again:
+        names = ", ".join(_shown(f.path) for f in again)
+        out.print(f"[red]  failed[/red] again, for the reasons given when they first failed: {names}")
+    for f in report.warnings:
+        if told.get(f.path) != f.reason:
+            out.print(f"[yellow] warning[/yellow] {_shown(f.path)}: {_shown(f.reason)}")
+    if any((report.added, report.changed, report.removed, report.skipped, report.failed)):
+        out.print(
+            f"files: {len(report.added)} added, {len(report.changed)} changed, {len(report.removed)} removed, "
+            f"{len(report.skipped)} unchanged, {len(report.failed)} failed"
+        )
+    if report.passed_over:
+        kinds = ", ".join(f"{n} {suffix or '(no suffix)'}" for suffix, n in sorted(report.passed_over.items()))
+        out.print(f"passed over, in formats not read: {kinds}")
+    out.print(
+        f"corpus [bold]{report.corpus}[/bold]: {_count(report.documents_added, 'document')} added, "
+        f"{report.documents_unchanged} unchanged, {report.documents_replaced} replaced, "
+        f"{report.documents_removed} removed; "
+        f"{report.chunks_added} chunks, {report.units_added} units, {report.entities_added} entities added "
+        f"in {report.elapsed_seconds:.1f}s"
+    )
+    if report.chunks_llm or report.chunks_fallback:
+        out.print(f"LLM units for {report.chunks_llm} chunks; {report.chunks_fallback} fell back to sentences")
+    for stage, usage in report.llm_usage.items():
+        out.print(
+            f"LLM {stage}: {usage.calls} calls ({usage.cached_calls} from cache), "
+            f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens"
+        )
+    if report.embedder_backend:
+        out.print(
+            f"embedder: {report.embedder_backend} {report.embedder_precision} ({report.embedder_precision_reason})",
+            markup=False,
+        )
+    out.print("totals: " + ", ".join(f"{k} {v}" for k, v in report.totals.items()))
+
+
+def print_result(result: ExplainedResult, *, show_trace: bool) -> None:
+    table = Table(title=f"{result.method} · {_shown(result.query)}", show_lines=True)
+    table.add_column("#", justify="right")
+    table.add_column("score", justify="right")
+    table.add_column("chunk, and why it is here")
+    for rank, hit in enumerate(result.chunks, start=1):
+        text = hit.text if len(hit.text) < 300 else hit.text[:297] + "…"
+        label = (
+            f"[bold]{_shown(hit.title)}[/bold] ({_shown(hit.doc_id)})\n{_shown(text)}\n"
+            f"[italic]why: {_shown(hit.why.text)}[/italic]"
+        )
+        if hit.citation is not None:
+            label += f"\n[dim]{_shown(cite_line(hit.citation))}[/dim]"
+        table.add_row(str(rank), f"{hit.score:.3f}", label)
+    out.print(table)
+    if result.note:
+        out.print(_shown(result.note))
+    if show_trace and result.trace is not None:
+        t = result.trace
+        out.print(f"[bold]query entities[/bold]: {_shown(', '.join(t.query_entities)) or '—'}")
+        anchors = dict.fromkeys(_anchor_label(a) for a in t.anchors)
+        out.print(f"[bold]anchors[/bold]: {_shown(', '.join(anchors)) or '—'}")
+        for d in t.depths:
+            out.print(f"[bold]depth {d.depth}[/bold] — {d.candidates} candidate paths, kept {len(d.paths)}")
+            for p in d.paths:
+                kinds = p.via_kinds or ["entity"] * len(p.via_entities)
+                steps = " → ".join(
+                    _shown(f"[{hop_label(kind, via)}] {text}")
+                    for via, kind, text in zip(p.via_entities, kinds, p.unit_texts, strict=True)
+                )
+                out.print(f"  {p.score:.3f}  {steps}")
+        titles = {h.chunk_id: h.title for h in result.chunks}
+        if t.title_steps:
+            out.print(f"[bold]links[/bold] — {len(t.title_steps)} in the final rerank")
+        for step in t.title_steps:
+            out.print(f"  {step.score:.3f}  {_shown(_link_line(step, titles))}")
+    out.print(f"[dim]{result.elapsed_ms:.0f} ms[/dim]")
+
+
+def _anchor_label(anchor: Anchor) -> str:
+    """Where an anchor came from: the question's mention it was linked to (shown when the entity's
+    name differs from it), or a unit near the question."""
+    if anchor.source == "unit":
+        return f"{anchor.name} (nearest unit)"
+    if same_entity(anchor.name, anchor.mention):
+        return f"{anchor.name} (question)"
+    return f"{anchor.name} (near the question's “{anchor.mention}”)"
+
+
+def _link_line(step: TitleStep, titles: dict[str, str]) -> str:
+    """A link step of the final rerank on one line: which passage named or shared what, with the
+    weight its specificity gave it. Passages not returned are shown by chunk id."""
+    source = titles.get(step.from_chunk_id or "", step.from_chunk_id or "")
+    weight = f"(specificity {step.specificity:.2f})"
+    if step.kind == "named_in_query":
+        return f"named in the question: {step.title} {weight}"
+    if step.kind == "entity_link":
+        return f"entity link: {source} → {step.title} via “{step.entity}” {weight}"
+    return f"title link: {source} → {step.title} {weight}"
+
+
+def cite_line(citation: Citation) -> str:
+    """A hit's citation on one line: file, pages, section, span, and the documents it links to."""
+    parts = [citation.source]
+    if citation.pages:
+        first, last = citation.pages[0], citation.pages[-1]
+        parts.append(f"p. {first}" if first == last else f"pp. {first}-{last}")
+    if citation.heading:
+        parts.append(f"§ {citation.heading}")
+    if citation.start is not None:
+        parts.append(f"chars {citation.start}-{citation.end}")
+    linked = list(dict.fromkeys(link.doc_id for link in citation.links if link.doc_id))
+    if linked:
+        parts.append("links to " + ", ".join(linked[:5]) + (" …" if len(linked) > 5 else ""))
+    return " · ".join(parts)

@@ -1,0 +1,1 @@
+"""The engine's front door (`CueRag`) and what runs on top of it (watch)."""

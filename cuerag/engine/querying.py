@@ -1,0 +1,121 @@
+"""Queries over a corpus's current snapshot: a retriever limited to a filter's documents, a
+retrieval by any method (`cuerag.retrieval.methods`), and an answer written by the LLM from it."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from cuerag.config import MAX_QUERY_CHARS, QIterParams
+from cuerag.engine.parts import EngineParts
+from cuerag.errors import ParameterError
+from cuerag.llm.client import LLMUsage, require_llm
+from cuerag.retrieval.answering import AnswerResult, generate_answer, llm_query_entities
+from cuerag.retrieval.filters import DocFilter, select
+from cuerag.retrieval.methods import run_method
+from cuerag.retrieval.results import METHODS, Method, RetrievalResult
+from cuerag.retrieval.retriever import Retriever
+from cuerag.retrieval.scoring import make_scorer
+
+log = logging.getLogger(__name__)
+
+
+class Queries:
+    def __init__(self, parts: EngineParts) -> None:
+        self._p = parts
+
+    def retriever(self, corpus: str, filter: DocFilter | None = None) -> Retriever:
+        """Retrieval over the corpus's current snapshot, limited to the documents `filter` selects
+        (all of them when None). A filter that selects nothing, or names an unknown document id,
+        is a ParameterError saying so."""
+        p = self._p
+        graph = p.snapshots.graph(corpus)
+        derived = p.snapshots.indexes(corpus, graph)
+        subset = select(graph, derived.documents(), filter) if filter is not None else None
+        p.checks.dim(corpus, graph.unit_vectors.shape[1], p.models)
+        p.checks.vectors(corpus, graph, p.models, indexing=False)
+        return Retriever(
+            corpus=corpus,
+            graph=graph,
+            store=p.store,
+            models=p.models,
+            scorer=make_scorer(graph, p.models.reranker),
+            derived=derived,
+            subset=subset,
+        )
+
+    def retrieve(
+        self,
+        corpus: str,
+        question: str,
+        params: QIterParams | None,
+        method: Method,
+        llm_entities: bool,
+        filter: DocFilter | None = None,
+    ) -> tuple[RetrievalResult, LLMUsage | None]:
+        """A retrieval and what the LLM spent reading the question's entities (None when it did not)."""
+        _check_question(question)
+        if method not in METHODS:
+            raise ParameterError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+        params = params or QIterParams()
+        retriever = self.retriever(corpus, filter)
+        if retriever.note is not None:
+            return RetrievalResult(
+                corpus=corpus, query=question, method=method, chunks=[], elapsed_ms=0.0, note=retriever.note
+            ), None
+        usage = None
+        entities: list[str] | None = None
+        if method == "qiter" and llm_entities:
+            entities, usage = llm_query_entities(require_llm(self._p.llm, "llm_entities"), question)
+            if not entities:
+                log.info("the LLM found no entities in %r; falling back to NER", question)
+        result = run_method(retriever, question, method, params, text=self._p.text, entities=entities or None)
+        return result, usage
+
+    def answer(
+        self,
+        corpus: str,
+        question: str,
+        *,
+        params: QIterParams | None,
+        method: Method,
+        llm_entities: bool,
+        filter: DocFilter | None,
+    ) -> AnswerResult:
+        """Retrieve, then have the LLM answer from the top chunks (the paper's answer prompt)."""
+        started = time.perf_counter()
+        llm = require_llm(self._p.llm, "an answer")
+        retrieval, entity_usage = self.retrieve(corpus, question, params, method, llm_entities, filter)
+        if retrieval.note is not None:  # nothing to write an answer from: no call to the LLM
+            raise ParameterError(retrieval.note)
+        answer, usage = generate_answer(
+            llm, question, retrieval.chunks, self._p.text, context_tokens=self._p.settings.llm_context_tokens
+        )
+        stages = {"answer": usage} if entity_usage is None else {"query_entities": entity_usage, "answer": usage}
+        return AnswerResult(
+            corpus=corpus,
+            question=question,
+            answer=answer,
+            method=method,
+            chunks=retrieval.chunks,
+            trace=retrieval.trace,
+            llm_usage=stages,
+            elapsed_ms=round((time.perf_counter() - started) * 1000, 2),
+        )
+
+
+def _check_question(question: str) -> None:
+    if not question.strip():
+        raise ParameterError("the query is empty; pass a question")
+    if len(question) > MAX_QUERY_CHARS:
+        raise ParameterError(
+            f"the query is {len(question)} characters long, over the {MAX_QUERY_CHARS} a question may have; "
+            "shorten it to the question itself"
+        )
+    try:
+        question.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate: what Python makes of a non-UTF-8 argv byte
+        raise ParameterError(
+            f"the query holds {question[exc.start]!r} at position {exc.start}, which is not valid Unicode "
+            "(a byte that is not UTF-8?); pass the question as UTF-8 text"
+        ) from exc

@@ -1,0 +1,1 @@
+"""Recall over benchmark question sets, throughput benchmarks, titleless variants."""

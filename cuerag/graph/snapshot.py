@@ -1,0 +1,280 @@
+"""The multi-partite graph in memory: chunks, knowledge units and entities with their edges,
+plus the unit and chunk vectors that Q-Iter scores against.
+
+A `Graph` is an immutable snapshot built from the store alone (`load_graph`): the edges live in
+the points' payloads (a chunk lists its units in order, a unit lists the entities it mentions),
+so there is no side file to drift from the store. Points that no live chunk reaches (left by a
+run that was killed half-way) are not part of the graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from cuerag.graph.hyperlinks import resolve_links
+from cuerag.graph.schema import CHUNKS, ENTITIES, KINDS, UNITS, collection_name
+from cuerag.graph.title_mentions import TitleIndex
+from cuerag.store.base import StoredPoint, VectorStore
+from cuerag.text.chunk import SECTION_SEP, titled
+
+
+def _index(ids: list[str]) -> dict[str, int]:
+    return {id_: i for i, id_ in enumerate(ids)}
+
+
+@dataclass(frozen=True)
+class GraphPoints:
+    chunks: dict[str, StoredPoint]
+    units: dict[str, StoredPoint]
+    entities: dict[str, StoredPoint]  # payloads only: entity vectors stay in the store
+
+
+@dataclass(frozen=True)
+class Graph:
+    """Nodes are addressed by dense integer positions; the `*_ids` lists map them to point ids."""
+
+    chunk_ids: list[str]
+    chunk_docs: list[str]
+    chunk_titles: list[str]
+    chunk_texts: list[str]
+    chunk_vectors: np.ndarray
+    chunk_units: list[list[int]]
+    unit_ids: list[str]
+    unit_texts: list[str]
+    unit_vectors: np.ndarray
+    unit_entities: list[list[int]]
+    unit_chunks: list[list[int]]
+    entity_ids: list[str]
+    entity_names: list[str]
+    entity_labels: list[str]
+    entity_units: list[list[int]]
+    # Stored points no live chunk reaches (left by a killed run or a replaced document).
+    orphan_unit_ids: list[str] = field(default_factory=list)
+    orphan_entity_ids: list[str] = field(default_factory=list)
+    # Stored chunks of a document version that lost to a newer one (a crash between storing a
+    # replaced document's new chunks and deleting its old ones): never served, deleted when found.
+    orphan_chunk_ids: list[str] = field(default_factory=list)
+    # Per chunk: its hyperlinks that lead to a corpus document (link position -> document id).
+    chunk_links: list[dict[int, str]] = field(default_factory=list)
+    chunk_sections: list[str] = field(default_factory=list)  # per chunk: its heading path, joined
+    # The live points the snapshot was built from, so the next one can be built from them plus
+    # a run's changes instead of from a scroll of the whole store.
+    points: GraphPoints | None = field(default=None, compare=False, repr=False)
+    chunk_pos: dict[str, int] = field(init=False)
+    unit_pos: dict[str, int] = field(init=False)
+    entity_pos: dict[str, int] = field(init=False)
+    title_index: TitleIndex = field(init=False, compare=False, repr=False)  # for following title links
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "chunk_pos", _index(self.chunk_ids))
+        object.__setattr__(self, "unit_pos", _index(self.unit_ids))
+        object.__setattr__(self, "entity_pos", _index(self.entity_ids))
+        object.__setattr__(self, "title_index", TitleIndex(self.chunk_titles))
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        edges_cu = sum(len(u) for u in self.chunk_units)
+        edges_ue = sum(len(e) for e in self.unit_entities)
+        return {
+            "documents": len(set(self.chunk_docs)),
+            "chunks": len(self.chunk_ids),
+            "units": len(self.unit_ids),
+            "entities": len(self.entity_ids),
+            "chunk_unit_edges": edges_cu,
+            "unit_entity_edges": edges_ue,
+            "link_edges": sum(len(set(links.values())) for links in self.chunk_links),
+        }
+
+    def chunk_full_text(self, c: int) -> str:
+        section = self.chunk_sections[c] if c < len(self.chunk_sections) else ""
+        return titled(self.chunk_titles[c], self.chunk_texts[c], section)
+
+    def chunk_payload(self, c: int) -> dict[str, Any]:
+        """The stored payload of the chunk at position `c` (citation fields, links)."""
+        return self.points.chunks[self.chunk_ids[c]].payload if self.points is not None else {}
+
+    def doc_chunks(self) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = {}
+        for c, doc in enumerate(self.chunk_docs):
+            out.setdefault(doc, []).append(c)
+        return out
+
+
+def build_graph(
+    chunks: Iterable[StoredPoint], units: Iterable[StoredPoint], entities: Iterable[StoredPoint], *, dim: int
+) -> Graph:
+    """Assemble a snapshot from stored points, keeping only what live chunks reach, and of each
+    document only one version."""
+    chunk_list, stale_chunks = current_versions(chunks)
+    chunk_list.sort(key=lambda p: (p.payload["doc_id"], p.payload["index"], p.id))
+    unit_by_id = {p.id: p for p in units}
+    entity_by_id = {p.id: p for p in entities}
+
+    unit_ids: list[str] = []
+    unit_pos: dict[str, int] = {}
+    chunk_units: list[list[int]] = []
+    for chunk in chunk_list:
+        members = []
+        for uid in chunk.payload["unit_ids"]:
+            if uid not in unit_by_id:
+                continue  # the unit write never happened; the chunk keeps its other units
+            if uid not in unit_pos:
+                unit_pos[uid] = len(unit_ids)
+                unit_ids.append(uid)
+            if unit_pos[uid] not in members:
+                members.append(unit_pos[uid])
+        chunk_units.append(members)
+
+    unit_chunks: list[list[int]] = [[] for _ in unit_ids]
+    for c, members in enumerate(chunk_units):
+        for u in members:
+            unit_chunks[u].append(c)
+
+    entity_ids: list[str] = []
+    entity_pos: dict[str, int] = {}
+    unit_entities: list[list[int]] = []
+    for uid in unit_ids:
+        linked = []
+        for eid in unit_by_id[uid].payload.get("entity_ids", []):
+            if eid not in entity_by_id:
+                continue
+            if eid not in entity_pos:
+                entity_pos[eid] = len(entity_ids)
+                entity_ids.append(eid)
+            linked.append(entity_pos[eid])
+        unit_entities.append(linked)
+
+    # A chunk's title names what its sentences are about: every unit of the chunk mentions it,
+    # even "He was born in London" (a cheap stand-in for the pronoun resolution an LLM would do).
+    for chunk, members in zip(chunk_list, chunk_units, strict=True):
+        eid = chunk.payload.get("title_entity_id")
+        if eid is None or eid not in entity_by_id:
+            continue
+        if eid not in entity_pos:
+            entity_pos[eid] = len(entity_ids)
+            entity_ids.append(eid)
+        for u in members:
+            if entity_pos[eid] not in unit_entities[u]:
+                unit_entities[u].append(entity_pos[eid])
+
+    entity_units: list[list[int]] = [[] for _ in entity_ids]
+    for u, linked in enumerate(unit_entities):
+        for e in linked:
+            entity_units[e].append(u)
+
+    def stack(points: list[StoredPoint]) -> np.ndarray:
+        if not points or dim == 0:  # dim 0: points read without vectors (see `stored_sizes`)
+            return np.zeros((len(points), dim), dtype=np.float32)
+        return np.stack([np.asarray(p.vector, dtype=np.float32) for p in points])
+
+    return Graph(
+        chunk_ids=[p.id for p in chunk_list],
+        chunk_docs=[p.payload["doc_id"] for p in chunk_list],
+        chunk_titles=[p.payload.get("title", "") for p in chunk_list],
+        chunk_texts=[p.payload["text"] for p in chunk_list],
+        chunk_vectors=stack(chunk_list),
+        chunk_units=chunk_units,
+        unit_ids=unit_ids,
+        unit_texts=[unit_by_id[u].payload["text"] for u in unit_ids],
+        unit_vectors=stack([unit_by_id[u] for u in unit_ids]),
+        unit_entities=unit_entities,
+        unit_chunks=unit_chunks,
+        entity_ids=entity_ids,
+        entity_names=[entity_by_id[e].payload.get("name", "") for e in entity_ids],
+        entity_labels=[entity_by_id[e].payload.get("label", "") for e in entity_ids],
+        entity_units=entity_units,
+        orphan_unit_ids=sorted(unit_by_id.keys() - unit_pos.keys()),
+        orphan_entity_ids=sorted(entity_by_id.keys() - entity_pos.keys()),
+        orphan_chunk_ids=sorted(stale_chunks),
+        chunk_links=resolve_links(
+            [p.payload for p in chunk_list],
+            [p.payload["doc_id"] for p in chunk_list],
+            [p.payload.get("title", "") for p in chunk_list],
+        ),
+        chunk_sections=[SECTION_SEP.join(p.payload.get("section", [])) for p in chunk_list],
+        points=GraphPoints(
+            chunks={p.id: p for p in chunk_list},
+            units={u: unit_by_id[u] for u in unit_ids},
+            entities={e: StoredPoint(id=e, payload=entity_by_id[e].payload) for e in entity_ids},
+        ),
+    )
+
+
+def current_versions(chunks: Iterable[StoredPoint]) -> tuple[list[StoredPoint], list[str]]:
+    """The chunks to serve and the ids of those to drop. A document normally has one version; two
+    are stored side by side only when a run died between writing a replaced document's new chunks
+    and deleting the old ones. Then the newest complete version wins (all its chunks are there);
+    if none is complete, the newest. Chunks written before versions were recorded form one
+    version, complete and oldest."""
+    by_doc: dict[str, dict[str, list[StoredPoint]]] = {}
+    for p in chunks:
+        by_doc.setdefault(p.payload["doc_id"], {}).setdefault(p.payload.get("doc_version", ""), []).append(p)
+    live: list[StoredPoint] = []
+    stale: list[str] = []
+    for versions in by_doc.values():
+        if len(versions) == 1:
+            live.extend(next(iter(versions.values())))
+            continue
+
+        def rank(points: list[StoredPoint]) -> tuple[bool, int]:
+            complete = len(points) >= int(points[0].payload.get("doc_chunks", 0))
+            return complete, max(int(p.payload.get("written", 0)) for p in points)
+
+        ranked = sorted(versions.values(), key=rank, reverse=True)
+        live.extend(ranked[0])
+        stale.extend(p.id for points in ranked[1:] for p in points)
+    return live, stale
+
+
+def updated_graph(
+    graph: Graph,
+    *,
+    chunks: Iterable[StoredPoint] = (),
+    units: Iterable[StoredPoint] = (),
+    entities: Iterable[StoredPoint] = (),
+    removed_chunks: Iterable[str] = (),
+) -> Graph:
+    """The next snapshot: this one's live points plus what a run wrote, minus removed chunks.
+    Equal to `load_graph` on the store after the same writes (the tests hold it to that); its
+    orphans are the units and entities the removals left unreachable."""
+    if graph.points is None:
+        raise ValueError("this graph was not built from points; rebuild it with load_graph")
+    merged_chunks = {**graph.points.chunks, **{p.id: p for p in chunks}}
+    for chunk_id in removed_chunks:
+        merged_chunks.pop(chunk_id, None)
+    merged_units = {**graph.points.units, **{p.id: p for p in units}}
+    merged_entities = {**graph.points.entities, **{p.id: p for p in entities}}
+    return build_graph(
+        merged_chunks.values(), merged_units.values(), merged_entities.values(), dim=graph.unit_vectors.shape[1]
+    )
+
+
+def load_graph(store: VectorStore, corpus: str, *, dim: int) -> Graph:
+    """Rebuild a corpus's graph from its three collections."""
+    chunks = list(store.scroll(collection_name(corpus, CHUNKS), with_vectors=True))
+    units = list(store.scroll(collection_name(corpus, UNITS), with_vectors=True))
+    entities = list(store.scroll(collection_name(corpus, ENTITIES), with_vectors=False))
+    return build_graph(chunks, units, entities, dim=dim)
+
+
+def stored_sizes(store: VectorStore, corpus: str) -> dict[str, int]:
+    """A corpus's `Graph.sizes` read from payloads alone: no vectors are read and no model is
+    needed, so listing corpora stays fast. The same counting rules as the snapshot (only what
+    live chunks reach counts), since the graph is built the same way, without its vectors."""
+    chunks = store.scroll(collection_name(corpus, CHUNKS), with_vectors=False)
+    units = store.scroll(collection_name(corpus, UNITS), with_vectors=False)
+    entities = store.scroll(collection_name(corpus, ENTITIES), with_vectors=False)
+    return build_graph(chunks, units, entities, dim=0).sizes
+
+
+def stored_counts(store: VectorStore, corpus: str) -> dict[str, int]:
+    """Documents, chunks, units and entities as stored: the chunks' payloads and the collections'
+    point counts, which is all a corpus listing needs. Units and entities that a killed run left
+    unreachable count here until the next write collects them; `stored_sizes` leaves them out."""
+    docs = {p.payload["doc_id"] for p in store.scroll(collection_name(corpus, CHUNKS), with_vectors=False)}
+    counts = {kind: store.count(collection_name(corpus, kind)) for kind in KINDS}
+    return {"documents": len(docs), **counts}

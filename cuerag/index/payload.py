@@ -1,0 +1,49 @@
+"""A chunk's labels in its stored payload: which file (and version of it) the document came from,
+its metadata and its links; and unchanged chunks relabelled when their document's file changes."""
+
+from __future__ import annotations
+
+from cuerag.graph.citations import links_payload
+from cuerag.graph.snapshot import Graph
+from cuerag.ingest.documents import Document
+from cuerag.store.base import StoredPoint
+from cuerag.text.chunk import TextChunk
+
+_PROVENANCE = ("source", "root", "file_hash")
+
+# The payload keys a kept chunk is brought up to date in: its file's provenance, the document's
+# metadata (front matter, on its first chunk) and the chunk's hyperlinks (their targets and places),
+# which an edit can change while the text, and so every chunk id, stays the same.
+_LABELS = (*_PROVENANCE, "doc_metadata", "links")
+
+
+def _provenance(doc: Document) -> dict[str, str]:
+    """The payload keys that say which file (and which version of it) a document came from."""
+    values = {"source": doc.source, "root": doc.root, "file_hash": doc.file_hash}
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _labels(provenance: dict[str, str], piece: TextChunk) -> dict[str, object]:
+    """A chunk's labels (`_LABELS`) as the document gives them now."""
+    labels: dict[str, object] = dict(provenance)
+    if piece.place is not None:
+        labels["links"] = links_payload(piece.place)
+        if piece.place.metadata:
+            labels["doc_metadata"] = piece.place.metadata
+    return labels
+
+
+def _refreshed(graph: Graph, labels: dict[str, dict[str, object]]) -> list[StoredPoint]:
+    """Kept chunks whose stored labels differ from the document's now (a JSON file edited
+    elsewhere, a folder moved, front matter edited): their payload is brought up to date, so that
+    the next sync sees the file as unchanged and filters see the metadata as it is."""
+    if graph.points is None:
+        return []
+    out = []
+    for cid in sorted(labels):
+        point = graph.points.chunks[cid]
+        if {k: point.payload.get(k) for k in _LABELS} == {k: labels[cid].get(k) for k in _LABELS}:
+            continue
+        payload = {k: v for k, v in point.payload.items() if k not in _LABELS} | labels[cid]
+        out.append(StoredPoint(id=cid, payload=payload, vector=point.vector))
+    return out

@@ -1,0 +1,93 @@
+"""What an index run reports (`IndexReport`) and what it wrote (`Written`), with the callbacks a
+caller follows a run by (progress, stop)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+from cuerag.ingest.folders import FileOutcome
+from cuerag.llm.client import LLMUsage
+from cuerag.store.base import StoredPoint
+
+Progress = Callable[[str, int, int], None]
+
+ShouldStop = Callable[[], bool]
+
+
+def _no_progress(stage: str, done: int, total: int) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Written:
+    """The points one run stored, and the chunks it removed: enough to update the snapshot
+    without reading the store back."""
+
+    chunks: list[StoredPoint]
+    units: list[StoredPoint]
+    entities: list[StoredPoint]
+    removed_chunks: list[str]
+
+
+# Document ids a report lists per kind of change: enough to open what a run just added, while the
+# counts beside them say how many there were in all.
+REPORTED_IDS = 100
+
+
+class IndexReport(BaseModel):
+    """What an index run did, and what the corpus holds afterwards."""
+
+    corpus: str
+    documents_added: int = 0
+    documents_unchanged: int = 0
+    documents_replaced: int = 0
+    # The first REPORTED_IDS ids of the documents added, replaced (changed) and removed.
+    added_doc_ids: list[str] = []
+    changed_doc_ids: list[str] = []
+    removed_doc_ids: list[str] = []
+    chunks_added: int = 0
+    chunks_kept: int = 0
+    chunks_removed: int = 0
+    units_added: int = 0
+    units_kept: int = 0
+    entities_added: int = 0
+    entities_kept: int = 0
+    totals: dict[str, int] = {}
+    stage_seconds: dict[str, float] = {}
+    chunks_llm: int = 0  # new chunks whose units came from the LLM
+    chunks_fallback: int = 0  # chunks selected for the LLM that fell back to sentences
+    elapsed_seconds: float = 0.0
+    llm_usage: dict[str, LLMUsage] = {}  # per stage; empty at alpha 0
+    # Runs over files and folders (`CueRag.index_paths`): what happened to each file.
+    documents_removed: int = 0  # by a sync: documents of files gone from the folder
+    added: list[FileOutcome] = []  # files read for the first time
+    changed: list[FileOutcome] = []  # files whose content hash changed: read again, their documents replaced
+    removed: list[FileOutcome] = []  # files gone from a synced folder: their documents deleted
+    # How the embedder ran and why (cuerag.models.precision, cuerag.models.loading.load_embedder).
+    embedder_backend: str = ""
+    embedder_precision: str = ""
+    embedder_precision_reason: str = ""
+    chunk_vectors: str = ""  # embedded or derived (cuerag.index.chunk_vectors)
+    skipped: list[FileOutcome] = []  # files whose content hash is unchanged: not read
+    failed: list[FileOutcome] = []  # files that could not be read, with the reason; the rest went on
+    warnings: list[FileOutcome] = []  # what the walk read only in part: a .gitignore not read, lines of one
+    passed_over: dict[str, int] = {}  # files of walked folders in formats not read, by suffix
+
+
+def _listed(ids: list[str], doc_id: str) -> None:
+    if len(ids) < REPORTED_IDS:
+        ids.append(doc_id)
+
+
+@contextmanager
+def _timed(report: IndexReport, stage: str) -> Iterator[None]:
+    """Add the block's time to the stage's (a stage may run in more than one step)."""
+    start = time.perf_counter()
+    yield
+    spent = time.perf_counter() - start
+    report.stage_seconds[stage] = round(report.stage_seconds.get(stage, 0.0) + spent, 3)

@@ -1,0 +1,174 @@
+"""HTML (lxml): the page's main content without its navigation chrome, the `<title>`, headings as
+sections and `<a href>` links with their anchor text.
+
+The main content is `<main>` (or `role=main`, or a single `<article>`) when the page marks it,
+else the body; either way scripts, styles, forms, navigation, page headers and footers, hidden
+elements and blocks whose class or id names them as chrome (menus, tables of contents, sidebars,
+breadcrumbs) are left out. The encoding is the one the file declares (byte-order mark, or a
+`<meta charset>`), else UTF-8; a file that is neither is refused rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+import lxml.etree
+import lxml.html
+
+from cuerag.errors import InputError
+from cuerag.ingest.formats.builder import TextBuilder
+from cuerag.ingest.formats.model import DocumentStructure, Extracted
+from cuerag.ingest.formats.reading import decode_text
+from cuerag.ingest.formats.targets import resolve_target
+
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+_DROP_TAGS = {"script", "style", "noscript", "template", "svg", "math", "nav", "form", "button", "select"}
+_DROP_TAGS |= {"iframe", "object", "embed", "canvas", "head", "aside"}
+_PAGE_CHROME_TAGS = {"header", "footer"}  # chrome at page level; an article's own header stays
+_DROP_ROLES = {"navigation", "banner", "contentinfo", "search", "complementary", "menu", "menubar"}
+# Words in a class or id that name navigation chrome (split at '-', '_' and spaces).
+_CHROME_WORDS = {"nav", "navbar", "navigation", "menu", "menubar", "submenu", "searchmenu", "sidebar", "toc"}
+_CHROME_WORDS |= {"breadcrumb", "breadcrumbs", "footer", "masthead", "skiplink", "tagline", "topbar", "pager"}
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+_BLOCK_TAGS = {"p", "div", "section", "article", "main", "blockquote", "ul", "ol", "li", "dl", "dt", "dd"}
+_BLOCK_TAGS |= {"table", "thead", "tbody", "tfoot", "tr", "figure", "figcaption", "hr", "address", "details"}
+_BLOCK_TAGS |= {"summary", "center", "fieldset", "caption", "header", "footer", "body", "html"}
+_HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+_WORD_SPLIT = re.compile(r"[-_\s]+")
+
+
+def decode_html(raw: bytes, name: str) -> str:
+    """The page as text in the encoding it declares (BOM, then `<meta charset>`), else UTF-8."""
+    declared: str | None = None
+    if raw.startswith(codecs.BOM_UTF8):
+        declared = "utf-8-sig"
+    elif raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        declared = "utf-16"
+    else:
+        m = _META_CHARSET.search(raw[:4096])
+        if m:
+            label = m.group(1).decode("ascii", "replace")
+            try:
+                declared = codecs.lookup(label).name
+            except LookupError:
+                raise InputError(f"{name}: declares the unknown charset {label!r}; convert it to UTF-8") from None
+    if declared is None or declared in ("utf-8", "utf-8-sig"):
+        try:
+            return decode_text(raw, name)
+        except InputError as exc:
+            if "UTF-8" not in str(exc):
+                raise
+            raise InputError(
+                f"{name}: HTML that is not UTF-8 and declares no charset (a legacy encoding?); add "
+                '<meta charset="..."> or convert it to UTF-8'
+            ) from None
+    try:
+        text = raw.decode(declared)
+    except UnicodeDecodeError as exc:
+        problem = f"{name}: declares charset {declared} but byte {exc.start} is not valid {declared}"
+    else:
+        if text.strip():
+            return text
+        problem = f"file holds only whitespace: {name}"
+    raise InputError(problem)
+
+
+def _is_chrome(el: lxml.html.HtmlElement) -> bool:
+    if el.get("hidden") is not None or el.get("aria-hidden") == "true":
+        return True
+    if _HIDDEN_STYLE.search(el.get("style", "")):
+        return True
+    if el.get("role", "").lower() in _DROP_ROLES:
+        return True
+    words = set(_WORD_SPLIT.split(f"{el.get('class', '')} {el.get('id', '')}".lower()))
+    return bool(words & _CHROME_WORDS)
+
+
+def _main_of(root: lxml.html.HtmlElement) -> tuple[lxml.html.HtmlElement, bool]:
+    """The element holding the main content, and whether the page marked it as such."""
+    for path in ("//main", "//*[@role='main']"):
+        found = root.xpath(path)
+        if len(found) == 1:
+            return found[0], True
+    articles = root.xpath("//article")
+    if len(articles) == 1:
+        return articles[0], True
+    body = root.find("body")
+    return (body if body is not None else root), False
+
+
+def extract_html(raw: bytes, *, name: str, source: str | None) -> Extracted:
+    text = decode_html(raw, name)
+    text = re.sub(r"^\s*<\?xml[^>]*\?>", "", text)  # lxml refuses a str that declares an encoding
+    try:
+        # huge_tree: without it libxml2 stops at 256 levels of nesting or a 10 MB text node and
+        # silently drops the rest of the page; the file's size is capped before it is read, and
+        # nesting the text walk cannot follow is refused below.
+        root = lxml.html.document_fromstring(text, parser=lxml.html.HTMLParser(huge_tree=True))
+    except (lxml.etree.ParserError, ValueError) as exc:
+        raise InputError(f"{name}: not readable as HTML ({exc})") from None
+    title_el = root.find(".//title")
+    title = " ".join(title_el.text_content().split()) if title_el is not None else ""
+    main, marked = _main_of(root)
+    out = TextBuilder()
+    try:
+        if main.text:
+            out.inline(main.text)
+        _walk(out, main, top=not marked)
+    except RecursionError:
+        raise InputError(f"{name}: HTML nested too deeply to read") from None
+    body, sections, links = out.finish()
+    if not body.strip():
+        raise InputError(f"{name}: the page holds no text (is it a frameset, an image or a script-only page?)")
+    for link in links:
+        link.doc_id = resolve_target(link.target, source)
+    first_heading = next((s.path[-1] for s in sections if s.path), None)
+    return Extracted(
+        title=title or first_heading,
+        text=body,
+        structure=DocumentStructure(sections=sections, links=links, format="html"),
+    )
+
+
+def _walk(out: TextBuilder, el: lxml.html.HtmlElement, *, top: bool) -> None:
+    """Write an element's text, then its children's, each followed by its tail."""
+    for child in el:
+        tag = child.tag if isinstance(child.tag, str) else None  # comments, processing instructions
+        if tag is not None and _keep(child, tag.lower(), top):
+            _element(out, child, tag.lower(), top)
+        if child.tail:
+            out.inline(child.tail)
+
+
+def _keep(el: lxml.html.HtmlElement, tag: str, top: bool) -> bool:
+    if tag in _DROP_TAGS or (top and tag in _PAGE_CHROME_TAGS):
+        return False
+    return not _is_chrome(el)
+
+
+def _element(out: TextBuilder, el: lxml.html.HtmlElement, tag: str, top: bool) -> None:
+    if tag in _HEADINGS:
+        out.heading(_HEADINGS[tag], el.text_content())
+        return
+    if tag == "pre":
+        out.block()
+        out.raw(el.text_content().strip("\n"))
+        out.block()
+        return
+    if tag == "br":
+        out.line_break()
+        return
+    if tag in ("td", "th") and el.getprevious() is not None:
+        out.inline(" | ")
+    block = tag in _BLOCK_TAGS
+    if block:
+        out.block()
+    start = out.pos
+    if el.text:
+        out.inline(el.text)
+    _walk(out, el, top=top and tag in ("body", "div", "html"))
+    if tag == "a" and el.get("href"):
+        out.link(el.get("href"), start)
+    if block:
+        out.block()

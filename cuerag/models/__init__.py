@@ -1,0 +1,1 @@
+"""The models behind small interfaces (embedder, reranker, NER), their implementations and loading."""

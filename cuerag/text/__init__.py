@@ -1,0 +1,1 @@
+"""Text handling below the graph: token counts, sentences, the chunk model and chunking, entity names, casing."""

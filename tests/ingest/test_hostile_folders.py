@@ -1,0 +1,227 @@
+"""Folders built to hurt the indexer: a .gitignore that is a link, a FIFO, huge or invalid; front
+matter that expands; files that clash on a document id or on a name that is not UTF-8; nesting
+past what a parser keeps; a symlink to a large tree under a watched folder. Each is reported, and
+the rest of the folder is indexed."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import threading
+from pathlib import Path
+
+import pytest
+
+from cuerag.engine.facade import CueRag
+from cuerag.engine.watch import _folders
+from cuerag.ingest.folders import MAX_GITIGNORE_BYTES, Walk, WalkRules, walk_paths
+from cuerag.ingest.formats.html import extract_html
+from cuerag.ingest.formats.markdown import MAX_MARKDOWN_NESTING, extract_markdown
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def walk_within(folder: Path, seconds: float = 30) -> Walk:
+    """The walk of `folder`, failing the test (not hanging it) if the walk blocks."""
+    done: queue.Queue[Walk | BaseException] = queue.Queue()
+
+    def run() -> None:
+        try:
+            done.put(walk_paths([folder]))
+        except BaseException as exc:  # the test's thread raises it
+            done.put(exc)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(timeout=seconds)
+    if worker.is_alive():
+        for fifo in folder.rglob(".gitignore"):  # unblock a reader stuck on a FIFO
+            if fifo.is_fifo():
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("the walk blocked")
+    result = done.get()
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
+# ---- .gitignore ---------------------------------------------------------------------------------
+
+
+def test_a_gitignore_linked_from_outside_is_not_followed(tmp_path: Path) -> None:
+    outside = write(tmp_path / "outside" / "rules", "*.md\ndb_password=secret\\\n")
+    root = tmp_path / "root"
+    write(root / "a.md", "# A\n\nAda wrote notes.\n")
+    (root / ".gitignore").symlink_to(outside)
+    walk = walk_within(root)
+    assert [f.source for f in walk.files] == ["a.md"]  # its "*.md" was not obeyed
+    (warning,) = walk.warnings
+    assert warning.path.endswith(".gitignore") and "symbolic link: not followed" in warning.reason
+    assert "secret" not in warning.reason
+
+
+def test_a_gitignore_that_is_a_fifo_does_not_block_the_walk(tmp_path: Path) -> None:
+    write(tmp_path / "a.md", "# A\n\nAda wrote notes.\n")
+    os.mkfifo(tmp_path / ".gitignore")
+    walk = walk_within(tmp_path)
+    assert [f.source for f in walk.files] == ["a.md"]
+    assert [w.reason for w in walk.warnings] == ["not a regular file; its rules are not read"]
+
+
+def test_a_huge_gitignore_is_not_read(tmp_path: Path) -> None:
+    write(tmp_path / "a.md", "# A\n\nAda wrote notes.\n")
+    with open(tmp_path / ".gitignore", "wb") as f:
+        f.write(b"a.md\n")
+        f.truncate(MAX_GITIGNORE_BYTES + 1)  # sparse: the size is what is checked, before reading
+    walk = walk_within(tmp_path)
+    assert [f.source for f in walk.files] == ["a.md"]
+    assert [w.reason for w in walk.warnings] == ["over 1024 KiB; its rules are not read"]
+
+
+def test_invalid_gitignore_lines_are_dropped_and_the_rest_obeyed(tmp_path: Path) -> None:
+    write(tmp_path / ".gitignore", "drafts/\n!\nnotes/trailing\\\n")
+    write(tmp_path / "drafts" / "plan.md", "draft")
+    write(tmp_path / "notes" / "a.md", "a")
+    walk = walk_within(tmp_path)
+    assert [f.source for f in walk.files] == ["notes/a.md"]
+    assert [w.reason for w in walk.warnings] == ["not a valid pattern on line 2, 3; those lines are ignored"]
+
+
+def test_gitignore_warnings_reach_the_index_report(engine: CueRag, tmp_path: Path) -> None:
+    tmp_path = tmp_path / "docs"  # the engine's data directory is in tmp_path too
+    write(tmp_path / "a.md", "# A\n\nAda wrote notes.\n")
+    write(tmp_path / "photo.jpeg", "not read")
+    write(tmp_path / "notes.txt.gz", "not read")
+    write(tmp_path / ".gitignore", "!\n")
+    report = engine.index_paths("hostile-ignore", [tmp_path])
+    assert [f.source for f in walk_paths([tmp_path]).files] == ["a.md"]
+    assert [w.reason for w in report.warnings] == ["not a valid pattern on line 1; those lines are ignored"]
+    assert report.failed == [] and len(report.added) == 1
+    assert report.passed_over == {".jpeg": 1, ".gz": 1}
+
+
+# ---- front matter and nesting -------------------------------------------------------------------
+
+
+def laughs(levels: int) -> str:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, levels + 1)]
+    return "---\n" + "\n".join(lines) + "\n---\n# Bomb\n\ntext\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        (laughs(7), "aliases (*name) are not accepted in front matter"),
+        ("---\nx: " + "[" * 5000 + "]" * 5000 + "\n---\n# Deep\n\ntext\n", "nested deeper than 20 levels"),
+    ],
+)
+def test_front_matter_that_would_expand_is_refused_and_the_rest_indexed(
+    engine: CueRag, tmp_path: Path, text: str, reason: str
+) -> None:
+    tmp_path = tmp_path / "docs"
+    write(tmp_path / "bad.md", text)
+    write(tmp_path / "good.md", "# Good\n\nBergen has a fish market.\n")
+    report = engine.index_paths("hostile-yaml", [tmp_path])
+    ((name, why),) = [(Path(f.path).name, f.reason) for f in report.failed]
+    assert name == "bad.md" and why.endswith(reason)
+    assert set(engine.graph("hostile-yaml").chunk_docs) == {"good.md"}
+
+
+def test_a_reader_failing_in_an_undeclared_way_skips_only_that_file(
+    engine: CueRag, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tmp_path = tmp_path / "docs"
+    import cuerag.index.sync
+
+    real = cuerag.index.sync.parse_file
+
+    def parse(path: Path, *args: object, **kwargs: object) -> object:
+        if path.name == "bad.md":
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cuerag.index.sync, "parse_file", parse)
+    write(tmp_path / "bad.md", "# Bad\n\ntext\n")
+    write(tmp_path / "good.md", "# Good\n\nBergen has a fish market.\n")
+    report = engine.index_paths("hostile-reader", [tmp_path])
+    assert [(Path(f.path).name, f.reason) for f in report.failed] == [
+        ("bad.md", "could not be read (RecursionError: maximum recursion depth exceeded)")
+    ]
+    assert set(engine.graph("hostile-reader").chunk_docs) == {"good.md"}
+
+
+def test_markdown_nested_deeper_than_commonmark_s_default_keeps_its_text() -> None:
+    nested = "Intro line.\n\n" + "".join("  " * i + f"- item {i}\n" for i in range(30)) + "\nOutro line.\n"
+    quote = "Intro.\n\n" + ">" * 25 + " deep quote\n\nAfter the quote.\n"
+    assert extract_markdown(nested.encode(), name="list.md", source="list.md").text.endswith("Outro line.")
+    assert "deep quote" in extract_markdown(quote.encode(), name="quote.md", source="quote.md").text
+
+
+def test_markdown_past_the_nesting_limit_is_refused_not_cut() -> None:
+    from cuerag.errors import InputError
+
+    quote = "Intro.\n\n" + ">" * (MAX_MARKDOWN_NESTING + 50) + " deep quote\n\nAfter the quote.\n"
+    with pytest.raises(InputError, match="nested over 100 levels deep"):
+        extract_markdown(quote.encode(), name="quote.md", source="quote.md")
+
+
+def test_html_nested_past_libxml2_s_default_keeps_what_follows() -> None:
+    page = "<html><body><p>Top.</p>" + "<div>" * 300 + "<p>Deep.</p>" + "</div>" * 300 + "<p>After.</p></body></html>"
+    text = extract_html(page.encode(), name="deep.html", source="deep.html").text
+    assert text.split() == ["Top.", "Deep.", "After."]
+    huge = '<html><body><p title="' + "a" * (11 * 2**20) + '">Tagged.</p><p>After.</p></body></html>'
+    assert extract_html(huge.encode(), name="huge.html", source="huge.html").text.split() == ["Tagged.", "After."]
+
+
+# ---- identities ---------------------------------------------------------------------------------
+
+
+def test_a_json_record_cannot_take_another_file_s_document_over(engine: CueRag, tmp_path: Path) -> None:
+    tmp_path = tmp_path / "docs"
+    write(tmp_path / "a.md", "# A\n\nThe company was founded in Oslo.\n")
+    write(tmp_path / "z.json", json.dumps([{"id": "a.md", "title": "A", "text": "The company was founded in Moscow."}]))
+    for _ in range(3):  # the same answer at every sync: the two files never trade places
+        report = engine.index_paths("hostile-ids", [tmp_path], sync=True)
+        assert [(Path(f.path).name, f.reason) for f in report.failed] == [
+            (
+                "z.json",
+                f"document id 'a.md' is already the id of a document from {tmp_path.resolve()}/a.md; "
+                "ids must be unique in a corpus",
+            )
+        ]
+        assert engine.graph("hostile-ids").chunk_texts == ["A\n\nThe company was founded in Oslo."]
+
+
+def test_file_names_that_are_not_utf8_stay_apart(engine: CueRag, tmp_path: Path) -> None:
+    tmp_path = tmp_path / "docs"
+    tmp_path.mkdir()
+    folder = os.fsencode(tmp_path)
+    for name, text in ((b"x\xff.txt", b"Bergen has a fish market."), (b"x\xfe.txt", b"Tromso has a cathedral.")):
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(text)
+    report = engine.index_paths("hostile-names", [tmp_path], sync=True)
+    assert sorted(Path(f.path).name for f in report.added) == ["x\\xfe.txt", "x\\xff.txt"]
+    assert sorted(set(engine.graph("hostile-names").chunk_docs)) == ["x\\xfe.txt", "x\\xff.txt"]
+    again = engine.index_paths("hostile-names", [tmp_path], sync=True)
+    assert (len(again.skipped), again.added, again.changed) == (2, [], [])
+
+
+# ---- watching -----------------------------------------------------------------------------------
+
+
+def test_a_watch_does_not_follow_a_link_to_a_folder(tmp_path: Path) -> None:
+    big = tmp_path / "elsewhere"
+    for i in range(3):
+        (big / f"d{i}").mkdir(parents=True)
+    root = tmp_path / "notes"
+    (root / "sub").mkdir(parents=True)
+    (root / ".obsidian").mkdir()
+    (root / "link").symlink_to(big)
+    watched = _folders(root.resolve(), WalkRules(), tmp_path / "data")
+    assert watched == [root.resolve(), root.resolve() / "sub"]

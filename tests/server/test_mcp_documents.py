@@ -1,0 +1,183 @@
+"""Documents and filters through a real MCP client: index_corpus reports the ids it added,
+list_documents pages with a cursor, documents read as resources from the template (and hostile URIs
+refused), retrieval results link each hit's document, and the `filter` argument keeps every
+retrieval tool to the documents it selects."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from cuerag import CueRag
+from cuerag.models.loading import Models
+from cuerag.retrieval.filters import NO_MATCH
+from tests.retrieval.test_subset import NOTES, QUESTION, write_notes
+from tests.tools.test_mcp_tools import call, call_error, make_server
+from tools.resources import DOCUMENT_TEMPLATE, document_uri
+
+pytestmark = pytest.mark.anyio
+CORPUS = "notes"
+CLUBS = {"teams/forest.md", "teams/hamburg.md"}
+
+
+@dataclass
+class Notes:
+    client: Client
+    engine: CueRag
+    indexed: dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+async def notes(models: Models, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Notes]:
+    root = write_notes(tmp_path_factory.mktemp("notes"))
+    engines: list[CueRag] = []
+    server = make_server(models, tmp_path_factory.mktemp("data"), roots=[root], engines=engines)
+    async with Client(server) as client:
+        indexed = await call(client, "index_corpus", corpus=CORPUS, paths=[str(root)])
+        yield Notes(client=client, engine=engines[0], indexed=indexed)
+
+
+def links(result: Any) -> list[str]:
+    return [c.uri for c in result.content if c.type == "resource_link"]
+
+
+async def test_index_corpus_returns_the_ids_it_added(notes: Notes) -> None:
+    assert sorted(notes.indexed["added_doc_ids"]) == sorted(NOTES)
+    assert notes.indexed["documents_added"] == len(NOTES)
+
+
+async def test_list_documents_pages_with_a_cursor(notes: Notes) -> None:
+    seen: list[str] = []
+    args: dict[str, Any] = {"corpus": CORPUS, "limit": 2}
+    while True:
+        page = await call(notes.client, "list_documents", **args)
+        assert page["total"] == len(NOTES)
+        seen += [d["doc_id"] for d in page["documents"]]
+        if page["next_cursor"] is None:
+            break
+        args["cursor"] = page["next_cursor"]
+    assert seen == sorted(NOTES)
+    teams = await call(notes.client, "list_documents", corpus=CORPUS, filter={"path_prefix": "teams/"})
+    assert {d["doc_id"] for d in teams["documents"]} == CLUBS
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"limit": 10**9}, "`limit`=1000000000"),
+        ({"limit": 0}, "`limit`=0"),
+        ({"cursor": "eyJhIjogMX0"}, "invalid cursor"),
+        ({"cursor": "x" * 5000}, "`cursor`="),
+        ({"filter": {"tags": "football"}}, "`filter.tags`"),
+        ({"filter": {"path": "teams/"}}, "unknown argument `filter.path`"),
+    ],
+)
+async def test_list_documents_refuses_hostile_arguments(notes: Notes, args: dict[str, Any], message: str) -> None:
+    assert message in await call_error(notes.client, "list_documents", corpus=CORPUS, **args)
+
+
+async def test_a_document_reads_as_a_resource(notes: Notes) -> None:
+    templates = (await notes.client.list_resource_templates()).resource_templates
+    assert DOCUMENT_TEMPLATE in [t.uri_template for t in templates]
+    read = await notes.client.read_resource(document_uri(CORPUS, "teams/forest.md"))
+    text = read.contents[0].text  # type: ignore[union-attr]
+    assert text == notes.engine.read_document(CORPUS, "teams/forest.md").text
+    assert "Nottingham Forest won the 1979-80 European Cup" in text
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        f"cuerag://{CORPUS}/documents/../../../etc/passwd",
+        f"cuerag://{CORPUS}/documents/%2E%2E/%2E%2E/etc/passwd",
+        f"cuerag://{CORPUS}/documents//etc/passwd",
+        f"cuerag://{CORPUS}/documents/teams/forest.md%00",
+        f"cuerag://{CORPUS}/documents/no-such-note.md",
+        "cuerag://no-such-corpus/documents/teams/forest.md",
+        "cuerag://bad name!/documents/teams/forest.md",
+    ],
+)
+async def test_hostile_or_unknown_resource_uris_are_refused(notes: Notes, uri: str) -> None:
+    with pytest.raises(MCPError):
+        await notes.client.read_resource(uri)
+
+
+async def test_retrieval_results_link_each_hit_to_its_document(notes: Notes) -> None:
+    result = await notes.client.call_tool("q_iter", {"corpus": CORPUS, "query": QUESTION})
+    assert not result.is_error and result.structured_content is not None
+    hits = list(dict.fromkeys(h["doc_id"] for h in result.structured_content["chunks"]))
+    assert links(result) == [document_uri(CORPUS, d) for d in hits]
+    opened = await notes.client.read_resource(links(result)[0])
+    assert opened.contents[0].text == notes.engine.read_document(CORPUS, hits[0]).text  # type: ignore[union-attr]
+    listed = await notes.client.call_tool("list_documents", {"corpus": CORPUS})
+    assert links(listed) == [document_uri(CORPUS, d) for d in sorted(NOTES)]
+
+
+async def test_every_retrieval_tool_keeps_to_the_filter(notes: Notes) -> None:
+    clubs = {"tags": ["football"]}
+    for tool in ("q_iter", "dense_search"):
+        result = await call(notes.client, tool, corpus=CORPUS, query=QUESTION, filter=clubs)
+        assert {h["doc_id"] for h in result["chunks"]} <= CLUBS, tool
+    graph = notes.engine.graph(CORPUS)
+
+    def docs_of(chunk_ids: list[str]) -> set[str]:
+        return {graph.chunk_docs[graph.chunk_pos[c]] for c in chunk_ids}
+
+    units = await call(notes.client, "search_units", corpus=CORPUS, query="FA Cup", k=10, filter=clubs)
+    assert units["units"] and all(docs_of(u["chunk_ids"]) <= CLUBS for u in units["units"])
+    expanded = await call(
+        notes.client, "expand_entity", corpus=CORPUS, entity="Nottingham Forest", query=QUESTION, filter=clubs
+    )
+    assert all(docs_of(u["chunk_ids"]) <= CLUBS for u in expanded["units"])
+    linked = await call(notes.client, "link_entities", corpus=CORPUS, query=QUESTION, filter=clubs)
+    assert linked["anchors"]
+
+
+@pytest.mark.parametrize(
+    ("filter", "message"),
+    [
+        ({"doc_ids": ["../../etc/passwd"]}, "unknown doc_ids in filter: '../../etc/passwd'"),
+        ({"doc_ids": []}, "`filter.doc_ids`"),
+        ({"doc_ids": "teams/forest.md"}, "`filter.doc_ids`"),
+        ({"path_glob": "x" * 300}, "`filter.path_glob`"),
+        ({"doc_ids": ["x"] * 1001}, "`filter.doc_ids`"),
+        ({"folder": "teams"}, "unknown argument `filter.folder`"),
+        ("teams/", "`filter`"),
+    ],
+)
+async def test_a_bad_filter_is_a_short_tool_error(notes: Notes, filter: Any, message: str) -> None:
+    text = await call_error(notes.client, "q_iter", corpus=CORPUS, query=QUESTION, filter=filter)
+    assert message in text and "pydantic" not in text, text
+
+
+async def test_a_filter_that_selects_nothing_is_an_empty_result_with_a_note(notes: Notes) -> None:
+    nothing = {"tags": ["no-such-tag"]}
+    listed = await call(notes.client, "list_documents", corpus=CORPUS, filter=nothing)
+    assert listed["total"] == 0
+    for tool, args in [("q_iter", {}), ("dense_search", {}), ("q_iter", {"detail": "full"})]:
+        result = await call(notes.client, tool, corpus=CORPUS, query=QUESTION, filter=nothing, **args)
+        assert (result["chunks"], result["note"]) == ([], NO_MATCH), tool
+    units = await call(notes.client, "search_units", corpus=CORPUS, query=QUESTION, filter=nothing)
+    assert (units["units"], units["note"]) == ([], NO_MATCH)
+    linked = await call(notes.client, "link_entities", corpus=CORPUS, query=QUESTION, filter=nothing)
+    assert (linked["anchors"], linked["note"]) == ([], NO_MATCH)
+    text = await notes.client.call_tool("q_iter", {"corpus": CORPUS, "query": QUESTION, "filter": nothing})
+    assert NO_MATCH in text.content[0].text  # type: ignore[union-attr]
+
+
+async def test_only_ids_that_read_back_get_a_link(notes: Notes) -> None:
+    """A JSON record may carry any id; a link the server would then refuse to open is left out,
+    and every link given opens."""
+    odd = ["../evil", "/abs/x", "a/./b", "a/../b", "x\u0000y"]
+    docs = [{"id": i, "title": f"Odd {n}", "text": f"Odd record {n} about the harbour."} for n, i in enumerate(odd)]
+    docs.append({"id": "plain", "text": "A plain one."})
+    await call(notes.client, "index_corpus", corpus="odd-ids", documents=docs)
+    listed = await notes.client.call_tool("list_documents", {"corpus": "odd-ids"})
+    assert links(listed) == [document_uri("odd-ids", "plain")]
+    for uri in links(listed):
+        assert (await notes.client.read_resource(uri)).contents
