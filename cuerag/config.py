@@ -87,7 +87,7 @@ class Settings(BaseSettings):
         default="torch",
         description="What runs the embedder: 'torch' (sentence-transformers), or 'onnx' (ONNX Runtime on the "
         "CPU, exported from the same weights and cached in the data directory; about 3x faster in int8, "
-        "with a measured loss of recall on two of three benchmark sets: README).",
+        "with a measured loss of recall on two of three benchmark sets: docs/performance.md).",
     )
     precision: Literal["auto", "float32", "bfloat16", "int8"] = Field(
         default="auto",
@@ -101,14 +101,14 @@ class Settings(BaseSettings):
         description="How a chunk's vector is made: 'embedded' runs its text through the embedder; 'derived' "
         "sums the token vectors of its units (computed anyway) and of its title and heading path, so the "
         "chunk is never embedded whole (mean-pooling embedders only; the others embed). Recall and time of "
-        "each: README, 'Embedder speed and precision'. Fixed per corpus.",
+        "each: docs/performance.md, 'Embedder speed and precision'. Fixed per corpus.",
     )
     chunk_tokens: int = Field(default=1200, ge=16, le=100_000, description="Chunk size in cl100k_base tokens.")
     chunk_overlap: int = Field(default=100, ge=0, description="Tokens shared by consecutive chunks.")
     title_entities: bool = Field(
         default=True,
         description="Link every unit of a chunk to an entity named by the chunk's title (measured gain in "
-        "recall; see README). Off: entities come from NER alone, as in the paper.",
+        "recall; see docs/deviations.md, 'Title entities'). Off: entities come from NER alone, as in the paper.",
     )
     embed_batch_size: int = Field(default=64, ge=1, le=4096)
 
@@ -200,7 +200,7 @@ PathWeight = Annotated[
         le=1.0,
         description="Weight of path evidence in the final chunk score: (1-w)·chunk score + w·best score of a "
         "kept path through the chunk. 0 is the paper's final rerank of chunks alone; 0.5 measured better "
-        "(README).",
+        "(docs/deviations.md, 'Path evidence in the final rerank').",
     ),
 ]
 FillWithDense = Annotated[
@@ -255,7 +255,7 @@ LinkBridge = Annotated[
         # homogeneity included, whether or not the lexical channel is on): the bridge is the
         # embedder's reading of a name, and a query in a corpus the embedder hardly tells apart (one
         # manual's pages) reads its links against the question alone; unscaled, the documentation
-        # sets lost at R@2 (README). A text reranker reads against the question alone.
+        # sets lost at R@2 (docs/deviations.md, 'Entity links'). A text reranker reads against the question alone.
         description="Weight of the linking entity's vector added to the question when an entity-linked "
         "chunk is read (0: the question alone); scaled per query by one minus the lexical share.",
     ),
@@ -318,7 +318,7 @@ LexicalFloor = Annotated[
         le=1.0,
         # The adaptive share reaches zero for a query whose best dense match stands out of the
         # corpus; a floor keeps some term evidence there too, since a clear dense match can still be
-        # the wrong page among pages of one subject (measured, README).
+        # the wrong page among pages of one subject (measured: docs/benchmarks.md).
         description="The least share of lexical_weight and lexical_candidates a query gets when "
         "lexical_adaptive scales them (0: none for a query the embedder is sure of).",
     ),
@@ -330,7 +330,7 @@ LexicalHomogeneity = Annotated[
         # cuerag.retrieval.lexical.homogeneity_floor: none for a corpus of unrelated passages, the whole
         # weight for a corpus on one subject, where the adaptive share misreads the narrow spread
         # of cosines as a sure dense match. Measured with MiniLM, chunk vectors embedded whole or
-        # derived (README); a folder mixing one manual with unrelated passages averages the two,
+        # derived (docs/benchmarks.md); a folder mixing one manual with unrelated passages averages the two,
         # and a filter measures its own documents (Retriever.homogeneity).
         description="With lexical_adaptive, raise lexical_floor by how alike the searched chunks are "
         "(off: lexical_floor alone).",
@@ -361,7 +361,7 @@ class QIterParams(BaseModel):
     query_update: QueryUpdate = True
     path_weight: PathWeight = 0.5
     fill_with_dense: FillWithDense = True
-    # The fields below go beyond the paper; each was measured better on both shared samples (README).
+    # The fields below go beyond the paper; each was measured better on both shared samples (docs/deviations.md).
     query_titles: QueryTitles = True
     title_links: TitleLinks = 2
     entity_links: EntityLinks = 3

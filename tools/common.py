@@ -101,7 +101,7 @@ SubtractIds = Annotated[
 
 # The filter every retrieval tool takes. Its schema is written out here, compact, because it is
 # repeated in each of those tools' schemas in `tools/list`: the field names and types, no
-# descriptions (the server's instructions and the README say what each does; `DocFilter` checks the
+# descriptions (the server's instructions and docs/mcp.md say what each does; `DocFilter` checks the
 # values and its errors name them), and no `"default": null`, which says nothing an optional
 # property does not.
 def _no_default(schema: dict[str, Any]) -> None:

@@ -8,7 +8,7 @@ result with the Q-Iter trace, each chunk explained as well. `render_text` writes
 text a tool result carries beside its structured content, so the model reads the passages and their
 reasons once, not the JSON a second time.
 
-Measured on the 2Wiki index (50 questions, cl100k median, README): 2,069 tokens of structured
+Measured on the 2Wiki index (50 questions, cl100k median, docs/performance.md): 2,069 tokens of structured
 content and 1,518 of text before these cuts.
 """
 

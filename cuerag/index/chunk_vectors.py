@@ -11,7 +11,7 @@ that gives their sums: `PoolingEmbedder.pooled`). The chunk is never run through
 What it leaves out is attention across sentence boundaries (a token's vector in its sentence, not
 in its chunk), and each part brings its own [CLS] and [SEP]. An embedded chunk is also cut at the
 model's window (256 tokens for the MiniLM) while a derived one covers all its units unless
-`max_tokens` is given. How close the two come and what it does to recall: README, "Embedder speed
+`max_tokens` is given. How close the two come and what it does to recall: docs/performance.md, "Embedder speed
 and precision".
 """
 

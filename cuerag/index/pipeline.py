@@ -126,7 +126,7 @@ class Indexer:
             self._plan_chunks(pending, llm_units, plan, graph, report)
         # NER of the units runs in a worker thread while their and the chunks' vectors are
         # computed here: neither needs the other, and NER's time was hidden inside the
-        # embedding's in the README's measurement. The entities' vectors wait for NER. Progress
+        # embedding's in the measurement in docs/performance.md. The entities' vectors wait for NER. Progress
         # is reported from this thread only: callers' sinks may not accept calls from another.
         recognition = _Recognition(self._models, list(plan.unit_texts.values()))
         with ThreadPoolExecutor(1, thread_name_prefix="cuerag-ner") as pool:

@@ -134,7 +134,7 @@ _QUERY_SIZED_CHARS = 2 * MAX_QUERY_CHARS
 def _one_thread(torch: Any) -> Iterator[None]:
     """Torch on one thread for the call: a single short batch (a query, its mentions) is too small
     to split across cores, and on 2 cores a query's Q-Iter took 92-95 ms at p50 on torch's default
-    of a thread per core against 51-55 ms on one (README, *Threads*). Bulk encodes keep every core:
+    of a thread per core against 51-55 ms on one (docs/performance.md, *Threads*). Bulk encodes keep every core:
     indexing is about 1.5x faster on two. Called under the embedder's lock, so no other forward
     pass of the embedder sees the change. torch reads the count into a thread at its first parallel
     op: a thread whose first torch work ran outside this lock while the count was 1 would keep 1.

@@ -69,7 +69,7 @@ def load_embedder(settings: Settings) -> tuple[Embedder, EmbedderRun]:
 
 def _onnx_embedder(settings: Settings) -> tuple[Embedder, EmbedderRun]:
     """The ONNX Runtime embedder (int8 unless float32 is asked for): a setting, not the default,
-    since int8 lowered R@5 on two of three benchmark sets by more than 0.005 (README)."""
+    since int8 lowered R@5 on two of three benchmark sets by more than 0.005 (docs/performance.md)."""
     from cuerag.models.onnx_embedder import OnnxEmbedder, OnnxPrecision
 
     precision: OnnxPrecision = "float32" if settings.precision == "float32" else "int8"

@@ -6,7 +6,7 @@ blurs and a term match sees. Q-Iter fuses this evidence with the embedder's at e
 chooses text: the units it anchors on, the units each hop takes, and the chunks it returns.
 Scores are divided by the query's best score over the corpus, so 1 is the best lexical match
 there is and a query sharing no term with the corpus adds nothing; the fusion is then a convex
-combination with the cosine, whose weight (`lexical_weight`) was measured (README).
+combination with the cosine, whose weight (`lexical_weight`) was measured (docs/benchmarks.md).
 
 Built in memory rather than stored as sparse vectors: the index follows the snapshot it was
 built from, needs no re-indexing of existing corpora, and is the same on every store backend.
@@ -115,7 +115,7 @@ def lexical_share(cosines: np.ndarray) -> float:
 
 
 # Where `homogeneity_floor` starts and ends its ramp, in mean pairwise cosine of a corpus's chunks
-# (MiniLM). Measured (README): Wikipedia passage sets, titled or not, lie at 0.02 to 0.08; two
+# (MiniLM). Measured (docs/benchmarks.md): Wikipedia passage sets, titled or not, lie at 0.02 to 0.08; two
 # projects' reference documentation, as JSON, as HTML pages or without titles, at 0.33 to 0.39. The
 # ramp sits in the gap, so neither kind is near an edge.
 DIVERSE_CORPUS = 0.15
@@ -141,7 +141,7 @@ def homogeneity_floor(homogeneity: float) -> float:
     see this: it measures a query's best match against the spread of the corpus's cosines, and in
     a corpus on one subject that spread is narrow, so a best match that differs little in absolute
     terms still stands out by many deviations and the share goes to zero, just where identifiers
-    tell the pages apart (measured on two projects' documentation, README)."""
+    tell the pages apart (measured on two projects' documentation, docs/benchmarks.md)."""
     ramp = (homogeneity - DIVERSE_CORPUS) / (ONE_SUBJECT_CORPUS - DIVERSE_CORPUS)
     return min(max(ramp, 0.0), 1.0)
 

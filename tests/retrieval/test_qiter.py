@@ -447,7 +447,7 @@ def test_invalid_corpus_name(sample_engine: CueRag, name: str) -> None:
         sample_engine.query(name, TOY)
 
 
-# ---- title links (beyond the paper; README "Deviations") ------------------------------------------
+# ---- title links (beyond the paper; docs/deviations.md "Title links") ------------------------------------------
 
 MANAGER = "Where was the manager of Nottingham Forest born?"
 LOTHAIR = "Who was the brother of the wife of Lothair II?"
@@ -630,7 +630,7 @@ def test_the_embedders_single_batch_gives_the_same_ranking_and_trace(
 def test_a_single_batch_runs_torch_on_one_thread_and_restores_the_count(
     sample_engine: CueRag, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A query's encode is too small to split across cores (splitting made it slower, README
+    """A query's encode is too small to split across cores (splitting made it slower, docs/performance.md
     *Threads*): the forward pass runs on one thread and the count set before comes back after;
     a bulk encode keeps it."""
     import torch
@@ -662,7 +662,7 @@ def test_a_single_batch_runs_torch_on_one_thread_and_restores_the_count(
 def test_a_bulk_index_encode_keeps_every_core_whatever_the_batch_size(
     models: Models, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """README *Threads*: "a single short batch (a query, its mentions) runs torch on one thread ...
+    """docs/performance.md *Threads*: "a single short batch (a query, its mentions) runs torch on one thread ...
     and bulk encodes keep every core". The shortcut is taken for any call of at most
     `embed_batch_size` texts, so with CUERAG_EMBED_BATCH_SIZE >= 512 (the indexer's slice) every
     indexing encode runs on one thread; at the default 64 so does every stage's last slice (64
