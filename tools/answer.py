@@ -9,7 +9,6 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from cuerag import AnswerResult, make_params
-from cuerag.retrieval.explain import GraphTitles
 from tools.common import READ_ONLY, AppState, Corpus, Filter, Query, run_engine, state_of, tool
 from tools.rendering import CompactAnswer, Detail, compact_answer
 
@@ -34,6 +33,6 @@ async def answer(
 
     def run() -> CompactAnswer | AnswerResult:
         result = engine.answer(corpus, question, params=params, method=method, llm_entities=llm_entities, filter=filter)
-        return compact_answer(result, GraphTitles(engine.graph(corpus))) if detail == "compact" else result
+        return compact_answer(result) if detail == "compact" else result
 
     return await run_engine(run)

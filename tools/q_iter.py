@@ -17,7 +17,7 @@ from cuerag.config import (
     QIterK,
     QIterTopN,
 )
-from cuerag.retrieval.explain import ExplainedResult, GraphTitles
+from cuerag.retrieval.explain import ExplainedResult
 from cuerag.retrieval.filters import DocFilter
 from cuerag.retrieval.results import Method
 from tools.common import READ_ONLY, AppState, Corpus, Filter, Query, run_engine, state_of, tool
@@ -42,7 +42,7 @@ async def retrieve(
 
     def run() -> CompactResult | ExplainedResult:
         result = engine.query(corpus, query, params=params, method=method, llm_entities=llm_entities, filter=filter)
-        return shaped_result(result, GraphTitles(engine.graph(corpus)), detail)
+        return shaped_result(result, detail)
 
     return await run_engine(run)
 

@@ -15,13 +15,14 @@ content and 1,518 of text before these cuts.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
-from cuerag import AnswerResult, ChunkHit, RetrievalResult
+from cuerag import AnswerResult, ChunkHit
 from cuerag.graph.citations import Citation
-from cuerag.retrieval.explain import ExplainedResult, GraphTitles, PathStep, explain, explain_hit
+from cuerag.retrieval.explain import ExplainedHit, ExplainedResult, PathStep
 
 Detail = Annotated[
     Literal["compact", "full"],
@@ -104,7 +105,7 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _compact_hits(result: RetrievalResult | AnswerResult, titles: GraphTitles) -> list[CompactHit]:
+def _compact_hits(hits: Sequence[ExplainedHit]) -> list[CompactHit]:
     return [
         CompactHit(
             rank=rank,
@@ -114,15 +115,15 @@ def _compact_hits(result: RetrievalResult | AnswerResult, titles: GraphTitles) -
             score=round(hit.score, 3),
             text=hit.text,
             # The path is listed beside the sentence, so the sentence need not name its entities.
-            why=(reason := explain_hit(hit, result, titles, name_path=False)).text,
-            path=[_compact_step(s, result.chunks) for s in reason.path],
+            why=hit.why.brief or hit.why.text,
+            path=[_compact_step(s, hits) for s in hit.why.path],
             citation=_compact_citation(hit.citation),
         )
-        for rank, hit in enumerate(result.chunks, start=1)
+        for rank, hit in enumerate(hits, start=1)
     ]
 
 
-def _compact_step(step: PathStep, hits: list[ChunkHit]) -> CompactStep:
+def _compact_step(step: PathStep, hits: Sequence[ChunkHit]) -> CompactStep:
     """A step pointing to the returned passage that holds its statement, or its statement, cut."""
     held = next((r for r, h in enumerate(hits, start=1) if h.title == step.title and step.unit in h.text), None)
     if held is not None:
@@ -136,28 +137,28 @@ def _compact_citation(citation: Citation | None) -> CompactCitation | None:
     return CompactCitation(source=citation.source, section=citation.section, pages=citation.pages)
 
 
-def compact_result(result: RetrievalResult, titles: GraphTitles) -> CompactResult:
+def compact_result(result: ExplainedResult) -> CompactResult:
     return CompactResult(
         corpus=result.corpus,
         query=result.query,
         method=result.method,
-        chunks=_compact_hits(result, titles),
+        chunks=_compact_hits(result.chunks),
         elapsed_ms=result.elapsed_ms,
         note=result.note,
     )
 
 
-def shaped_result(result: RetrievalResult, titles: GraphTitles, detail: str) -> CompactResult | ExplainedResult:
-    return compact_result(result, titles) if detail == "compact" else explain(result, titles)
+def shaped_result(result: ExplainedResult, detail: str) -> CompactResult | ExplainedResult:
+    return compact_result(result) if detail == "compact" else result
 
 
-def compact_answer(result: AnswerResult, titles: GraphTitles) -> CompactAnswer:
+def compact_answer(result: AnswerResult) -> CompactAnswer:
     return CompactAnswer(
         corpus=result.corpus,
         question=result.question,
         answer=result.answer,
         method=result.method,
-        chunks=_compact_hits(result, titles),
+        chunks=_compact_hits(result.chunks),
         llm_tokens=sum(u.prompt_tokens + u.completion_tokens for u in result.llm_usage.values()),
         elapsed_ms=result.elapsed_ms,
     )

@@ -14,7 +14,6 @@ from cuerag.cli.context import SAMPLE_QUESTION, _engine, _with_models
 from cuerag.cli.render import print_result
 from cuerag.config import QIterParams
 from cuerag.errors import CueRagError
-from cuerag.retrieval.explain import GraphTitles, explain
 
 
 def corpora(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
@@ -83,4 +82,4 @@ def demo(
         report = engine.index_paths("sample", [path], progress=progress)
     out.print("sample corpus: " + ", ".join(f"{k} {v}" for k, v in report.totals.items()))
     result = engine.query("sample", question, params=QIterParams())
-    print_result(explain(result, GraphTitles(engine.graph("sample"))), show_trace=True)
+    print_result(result, show_trace=True)

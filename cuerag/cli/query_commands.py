@@ -15,7 +15,6 @@ from cuerag.cli.render import print_result
 from cuerag.config import param_help
 from cuerag.engine.params import make_params
 from cuerag.errors import CueRagError
-from cuerag.retrieval.explain import GraphTitles, explain, explain_hit
 from cuerag.retrieval.filters import make_filter
 
 _Docs = Annotated[list[str] | None, typer.Option(FILTER_FLAGS["doc_ids"], help="Only this document id; repeatable.")]
@@ -88,11 +87,10 @@ def query(
         )
     except CueRagError as exc:
         raise _fail(exc) from exc
-    explained = explain(result, GraphTitles(_engine(ctx).graph(corpus)))
     if as_json:
-        out.print_json(explained.model_dump_json())
+        out.print_json(result.model_dump_json())
     else:
-        print_result(explained, show_trace=trace)
+        print_result(result, show_trace=trace)
 
 
 def answer(
@@ -120,9 +118,8 @@ def answer(
         out.print_json(result.model_dump_json())
         return
     out.print(f"[bold]{_shown(result.answer) or '(no answer)'}[/bold]")
-    titles = GraphTitles(_engine(ctx).graph(corpus))
     for rank, hit in enumerate(result.chunks, start=1):
-        why = explain_hit(hit, result, titles).text
+        why = hit.why.text
         out.print(f"  [{rank}] {_shown(hit.title)} ({_shown(hit.doc_id)}) [dim]— {_shown(why)}[/dim]")
     tokens = ", ".join(f"{k} {u.prompt_tokens}+{u.completion_tokens}" for k, u in result.llm_usage.items())
     out.print(f"[dim]{result.elapsed_ms:.0f} ms; LLM tokens (prompt+completion): {tokens}[/dim]")

@@ -28,8 +28,9 @@ from cuerag.ingest.folders import FileCheck, WalkRules
 from cuerag.llm.client import LLM, make_llm
 from cuerag.models.loading import Models, load_models
 from cuerag.retrieval.answering import AnswerResult
+from cuerag.retrieval.explain import ExplainedResult
 from cuerag.retrieval.filters import DocFilter, matching
-from cuerag.retrieval.results import Method, RetrievalResult
+from cuerag.retrieval.results import Method
 from cuerag.retrieval.retriever import Retriever
 from cuerag.store import VectorStore, open_store
 from cuerag.store.diskspace import FreeBytes, disk_free
@@ -49,15 +50,13 @@ class CueRag:
         free_bytes: FreeBytes = disk_free,
     ) -> None:
         self.settings = settings or Settings()
-        self.store = store or open_store(self.settings)
         self._owns_llm = llm is None
         # Read-only: the answer cache would be a write into the data directory.
         cache_dir = None if self.settings.read_only else self.settings.data_dir
         self.llm = llm or make_llm(self.settings, cache_dir=cache_dir)
-        self.snapshots = Snapshots(self.store, read_only=self.settings.read_only)
+        self.snapshots = Snapshots(store or open_store(self.settings), read_only=self.settings.read_only)
         self._parts = EngineParts(
             settings=self.settings,
-            store=self.store,
             snapshots=self.snapshots,
             llm=self.llm,
             free_bytes=free_bytes,
@@ -66,6 +65,14 @@ class CueRag:
         )
         self._runs = IndexRuns(self._parts)
         self._queries = Queries(self._parts)
+
+    @property
+    def store(self) -> VectorStore:
+        return self.snapshots.store
+
+    @store.setter
+    def store(self, store: VectorStore) -> None:  # tests put a failing store in its place
+        self.snapshots.store = store
 
     @property
     def models(self) -> Models:
@@ -219,8 +226,9 @@ class CueRag:
         method: Method = "qiter",
         llm_entities: bool = False,
         filter: DocFilter | None = None,
-    ) -> RetrievalResult:
-        """Retrieve the top-N chunks for a question with Q-Iter or one of the baselines.
+    ) -> ExplainedResult:
+        """Retrieve the top-N chunks for a question with Q-Iter or one of the baselines, each with
+        why it is there (read against the snapshot the query ran on).
         `llm_entities`: the LLM reads the question's entities for Q-Iter (NER if it finds none).
         `filter`: only the documents it selects are searched and walked (see cuerag.retrieval.filters)."""
         return self._queries.retrieve(corpus, question, params, method, llm_entities, filter)[0]

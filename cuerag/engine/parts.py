@@ -21,7 +21,6 @@ from cuerag.text.tools import TextTools
 @dataclass
 class EngineParts:
     settings: Settings
-    store: VectorStore
     snapshots: Snapshots
     llm: LLM | None
     free_bytes: FreeBytes  # the data directory's free space (tests pass a full disk)
@@ -30,6 +29,10 @@ class EngineParts:
     checks: VectorChecks = field(default_factory=VectorChecks)
     loaded: Models | None = None
     _models_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def store(self) -> VectorStore:
+        return self.snapshots.store
 
     @property
     def models(self) -> Models:

@@ -1,5 +1,7 @@
 """Queries over a corpus's current snapshot: a retriever limited to a filter's documents, a
-retrieval by any method (`cuerag.retrieval.methods`), and an answer written by the LLM from it."""
+retrieval by any method (`cuerag.retrieval.methods`), and an answer written by the LLM from it.
+Each result comes explained (why every chunk is there), read against the snapshot the query ran on,
+so a front end renders it and never reads the graph again."""
 
 from __future__ import annotations
 
@@ -11,9 +13,10 @@ from cuerag.engine.parts import EngineParts
 from cuerag.errors import ParameterError
 from cuerag.llm.client import LLMUsage, require_llm
 from cuerag.retrieval.answering import AnswerResult, generate_answer, llm_query_entities
+from cuerag.retrieval.explain import ExplainedResult, GraphTitles, explain
 from cuerag.retrieval.filters import DocFilter, select
 from cuerag.retrieval.methods import run_method
-from cuerag.retrieval.results import METHODS, Method, RetrievalResult
+from cuerag.retrieval.results import METHODS, Method
 from cuerag.retrieval.retriever import Retriever
 from cuerag.retrieval.scoring import make_scorer
 
@@ -52,15 +55,16 @@ class Queries:
         method: Method,
         llm_entities: bool,
         filter: DocFilter | None = None,
-    ) -> tuple[RetrievalResult, LLMUsage | None]:
-        """A retrieval and what the LLM spent reading the question's entities (None when it did not)."""
+    ) -> tuple[ExplainedResult, LLMUsage | None]:
+        """A retrieval, explained, and what the LLM spent reading the question's entities (None
+        when it did not)."""
         _check_question(question)
         if method not in METHODS:
             raise ParameterError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
         params = params or QIterParams()
         retriever = self.retriever(corpus, filter)
         if retriever.note is not None:
-            return RetrievalResult(
+            return ExplainedResult(
                 corpus=corpus, query=question, method=method, chunks=[], elapsed_ms=0.0, note=retriever.note
             ), None
         usage = None
@@ -70,7 +74,7 @@ class Queries:
             if not entities:
                 log.info("the LLM found no entities in %r; falling back to NER", question)
         result = run_method(retriever, question, method, params, text=self._p.text, entities=entities or None)
-        return result, usage
+        return explain(result, GraphTitles(retriever.graph)), usage
 
     def answer(
         self,

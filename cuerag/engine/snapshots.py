@@ -26,7 +26,7 @@ class Snapshots:
     """The snapshots of one store's corpora, loaded on first use."""
 
     def __init__(self, store: VectorStore, *, read_only: bool) -> None:
-        self._store = store
+        self.store = store  # the engine's one reference to its store
         self._read_only = read_only
         self._lock = threading.Lock()
         self._graphs: dict[str, Graph] = {}
@@ -36,11 +36,11 @@ class Snapshots:
     # -- corpora --
 
     def corpora(self) -> list[str]:
-        return sorted(c for name in self._store.list_collections() if (c := corpus_of_collection(name)))
+        return sorted(c for name in self.store.list_collections() if (c := corpus_of_collection(name)))
 
     def require_corpus(self, corpus: str) -> str:
         validate_corpus_name(corpus)
-        if not self._store.has_collection(collection_name(corpus, CHUNKS)):
+        if not self.store.has_collection(collection_name(corpus, CHUNKS)):
             raise CorpusNotFoundError(corpus, self.corpora())
         return corpus
 
@@ -57,8 +57,8 @@ class Snapshots:
         graph = self.loaded(corpus)
         if graph is None:
             # The stored vectors' size, not the embedder's: deleting or counting needs no model.
-            dim = self._store.collection_dim(collection_name(corpus, CHUNKS))
-            graph = self._opened(corpus, load_graph(self._store, corpus, dim=dim))
+            dim = self.store.collection_dim(collection_name(corpus, CHUNKS))
+            graph = self._opened(corpus, load_graph(self.store, corpus, dim=dim))
             with self._lock:
                 graph = self._graphs.setdefault(corpus, graph)
         return graph
@@ -91,7 +91,7 @@ class Snapshots:
         if not lock.acquire(blocking=False):
             return graph
         try:
-            fresh, _, _ = collect_orphans(self._store, corpus, graph, earlier=graph)
+            fresh, _, _ = collect_orphans(self.store, corpus, graph, earlier=graph)
             return fresh
         finally:
             lock.release()

@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from cuerag.errors import BadCursor, ParameterError
+from cuerag.graph.schema import ChunkPayload, chunk_payload
 from cuerag.store.base import StoredPoint
 
 MAX_PAGE = 200  # documents per page: one page stays a small tool result
@@ -70,10 +71,10 @@ def tags_of(metadata: Mapping[str, Any]) -> list[str]:
 def catalog(chunks: Iterable[StoredPoint]) -> dict[str, DocumentInfo]:
     """The documents of live chunk points, by id (the metadata rides on a document's first chunk)."""
     counts: dict[str, int] = {}
-    first: dict[str, dict[str, Any]] = {}
+    first: dict[str, ChunkPayload] = {}
     tags: dict[str, list[str]] = {}
     for point in chunks:
-        payload = point.payload
+        payload = chunk_payload(point)
         doc_id = str(payload["doc_id"])
         counts[doc_id] = counts.get(doc_id, 0) + 1
         if doc_id not in first or int(payload.get("index", 0)) < int(first[doc_id].get("index", 0)):

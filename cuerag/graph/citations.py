@@ -5,10 +5,11 @@ index time, read back from the graph for every hit."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from cuerag.graph.schema import CitationPayload, LinkPayload
 from cuerag.text.chunk import SECTION_SEP
 
 if TYPE_CHECKING:
@@ -38,28 +39,26 @@ class Citation(BaseModel):
     links: list[ChunkLink] = []  # hyperlinks in the chunk, to corpus documents first
 
 
-def citation_payload(place: ChunkPlace | None, source: str | None) -> dict[str, Any]:
+def citation_payload(place: ChunkPlace | None, source: str | None) -> CitationPayload:
     """The payload fields a chunk's citation and link edges are rebuilt from."""
-    out: dict[str, Any] = {}
+    out: CitationPayload = {}
     if source is not None:
         out["source"] = source
     if place is None:
         return out
-    out.update(
-        section=list(place.section),
-        pages=list(place.pages),
-        start=place.start,
-        end=place.end,
-        gap=place.gap,
-        doc_chars=place.doc_chars,
-        links=links_payload(place),
-    )
+    out["section"] = list(place.section)
+    out["pages"] = list(place.pages)
+    out["start"] = place.start
+    out["end"] = place.end
+    out["gap"] = place.gap
+    out["doc_chars"] = place.doc_chars
+    out["links"] = links_payload(place)
     if place.metadata:
         out["doc_metadata"] = place.metadata
     return out
 
 
-def links_payload(place: ChunkPlace) -> list[dict[str, Any]]:
+def links_payload(place: ChunkPlace) -> list[LinkPayload]:
     """The payload form of a chunk's hyperlinks. A link's start is kept relative to the chunk: it
     ties the link to the sentence it is in (cuerag.retrieval.link_edges)."""
     return [

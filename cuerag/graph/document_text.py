@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from cuerag.errors import ParameterError
+from cuerag.graph.schema import ChunkPayload
 from cuerag.graph.snapshot import Graph
 from cuerag.text.chunk import SECTION_SEP
 
@@ -110,7 +111,7 @@ def _overlaps(span: tuple[int, int], lo: int, hi: int) -> bool:
 
 
 def _rebuild(
-    graph: Graph, positions: list[int], payloads: list[dict[str, Any]]
+    graph: Graph, positions: list[int], payloads: list[ChunkPayload]
 ) -> tuple[str, list[tuple[int, int]], bool]:
     """The document's text and each chunk's span in it."""
     texts = [graph.chunk_texts[c] for c in positions]

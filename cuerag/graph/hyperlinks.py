@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Sequence
-from typing import Any
+
+from cuerag.graph.schema import ChunkPayload
 
 
 def _stem(doc_id: str) -> str:
     return posixpath.splitext(posixpath.basename(doc_id))[0].casefold()
 
 
-def resolve_links(
-    payloads: Sequence[dict[str, Any]], docs: Sequence[str], titles: Sequence[str]
-) -> list[dict[int, str]]:
+def resolve_links(payloads: Sequence[ChunkPayload], docs: Sequence[str], titles: Sequence[str]) -> list[dict[int, str]]:
     """For each chunk, its links that lead to a corpus document: link position → document id.
     A path link matches the id it resolved to (or that id plus `.md`, as notes apps write
     links); a `[[wikilink]]` matches a document's file stem or title, case aside. Links from a

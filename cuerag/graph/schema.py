@@ -9,8 +9,11 @@ renamed on one: a silent rename would break every corpus already on disk.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any, Required, TypedDict, cast
 
 from cuerag.errors import InvalidNameError
+from cuerag.store.base import StoredPoint
 
 CHUNKS, UNITS, ENTITIES = "chunks", "units", "entities"
 KINDS = (CHUNKS, UNITS, ENTITIES)
@@ -38,3 +41,95 @@ def validate_corpus_name(name: str) -> str:
             f"invalid corpus name {name!r}: use 1-64 letters, digits, '-' or '_', starting with a letter or digit"
         )
     return name
+
+
+# -- payloads --------------------------------------------------------------------------------------
+# `total=False` where a key is absent on some points: an older index, a chunk without structure, a
+# document without a file. `Required[...]` marks what every stored point of that kind has.
+
+
+class LinkPayload(TypedDict, total=False):
+    """One hyperlink a chunk holds; `start` is relative to the chunk (it ties the link to a sentence);
+    an index made before link places were stored has none."""
+
+    text: str
+    target: str
+    doc_id: str | None
+    wiki: bool
+    start: int
+
+
+class ProvenancePayload(TypedDict, total=False):
+    """Which file, under which root, at which content hash a document was read from."""
+
+    source: str
+    root: str
+    file_hash: str
+
+
+class CitationPayload(ProvenancePayload, total=False):
+    """Where a chunk sits in its document: what its citation and link edges are rebuilt from."""
+
+    section: list[str]
+    pages: list[int]
+    start: int
+    end: int
+    gap: str
+    doc_chars: int
+    links: list[LinkPayload]
+    doc_metadata: dict[str, Any]  # the document's (front matter), on its first chunk only
+
+
+class VersionPayload(TypedDict):
+    """Which version of its document a chunk belongs to, how many chunks that version has, and
+    when it was written: a version is served only when all its chunks are stored."""
+
+    doc_version: str
+    doc_chunks: int
+    written: int
+
+
+class ChunkPayload(CitationPayload, total=False):
+    doc_id: Required[str]
+    title: str
+    text: Required[str]
+    index: Required[int]
+    tokens: int
+    unit_ids: Required[list[str]]  # the units it holds, in reading order
+    extraction: str  # "sentences" or "llm"
+    embedder: str
+    vectors: str  # the embedder run's kind of vectors ("float", "int8", ...)
+    chunk_vectors: str  # embedded whole, or derived from the units
+    title_entity_id: str
+    doc_version: str
+    doc_chunks: int
+    written: int
+
+
+class UnitPayload(TypedDict, total=False):
+    text: Required[str]
+    entity_ids: list[str]
+
+
+class EntityPayload(TypedDict, total=False):
+    name: Required[str]
+    norm: str  # the normalised name that decides identity
+    label: str  # spaCy's label, or TITLE for a title entity
+
+
+def chunk_payload(point: StoredPoint) -> ChunkPayload:
+    """A stored chunk's payload, typed: readers name its keys through this, so mypy checks them."""
+    return cast(ChunkPayload, point.payload)
+
+
+def unit_payload(point: StoredPoint) -> UnitPayload:
+    return cast(UnitPayload, point.payload)
+
+
+def entity_payload(point: StoredPoint) -> EntityPayload:
+    return cast(EntityPayload, point.payload)
+
+
+def stored(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """A typed payload as the store takes it (a plain dict)."""
+    return dict(payload)

@@ -11,12 +11,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import cast
 
 import numpy as np
 
 from cuerag.graph.hyperlinks import resolve_links
-from cuerag.graph.schema import CHUNKS, ENTITIES, KINDS, UNITS, collection_name
+from cuerag.graph.schema import (
+    CHUNKS,
+    ENTITIES,
+    KINDS,
+    UNITS,
+    ChunkPayload,
+    chunk_payload,
+    collection_name,
+    entity_payload,
+    unit_payload,
+)
 from cuerag.graph.title_mentions import TitleIndex
 from cuerag.store.base import StoredPoint, VectorStore
 from cuerag.text.chunk import SECTION_SEP, titled
@@ -93,9 +103,12 @@ class Graph:
         section = self.chunk_sections[c] if c < len(self.chunk_sections) else ""
         return titled(self.chunk_titles[c], self.chunk_texts[c], section)
 
-    def chunk_payload(self, c: int) -> dict[str, Any]:
-        """The stored payload of the chunk at position `c` (citation fields, links)."""
-        return self.points.chunks[self.chunk_ids[c]].payload if self.points is not None else {}
+    def chunk_payload(self, c: int) -> ChunkPayload:
+        """The stored payload of the chunk at position `c` (citation fields, links); empty for a
+        graph built without its points."""
+        if self.points is None:
+            return cast(ChunkPayload, {})
+        return chunk_payload(self.points.chunks[self.chunk_ids[c]])
 
     def doc_chunks(self) -> dict[str, list[int]]:
         out: dict[str, list[int]] = {}
@@ -110,7 +123,7 @@ def build_graph(
     """Assemble a snapshot from stored points, keeping only what live chunks reach, and of each
     document only one version."""
     chunk_list, stale_chunks = current_versions(chunks)
-    chunk_list.sort(key=lambda p: (p.payload["doc_id"], p.payload["index"], p.id))
+    chunk_list.sort(key=lambda p: (chunk_payload(p)["doc_id"], chunk_payload(p)["index"], p.id))
     unit_by_id = {p.id: p for p in units}
     entity_by_id = {p.id: p for p in entities}
 
@@ -119,7 +132,7 @@ def build_graph(
     chunk_units: list[list[int]] = []
     for chunk in chunk_list:
         members = []
-        for uid in chunk.payload["unit_ids"]:
+        for uid in chunk_payload(chunk)["unit_ids"]:
             if uid not in unit_by_id:
                 continue  # the unit write never happened; the chunk keeps its other units
             if uid not in unit_pos:
@@ -139,7 +152,7 @@ def build_graph(
     unit_entities: list[list[int]] = []
     for uid in unit_ids:
         linked = []
-        for eid in unit_by_id[uid].payload.get("entity_ids", []):
+        for eid in unit_payload(unit_by_id[uid]).get("entity_ids", []):
             if eid not in entity_by_id:
                 continue
             if eid not in entity_pos:
@@ -151,9 +164,10 @@ def build_graph(
     # A chunk's title names what its sentences are about: every unit of the chunk mentions it,
     # even "He was born in London" (a cheap stand-in for the pronoun resolution an LLM would do).
     for chunk, members in zip(chunk_list, chunk_units, strict=True):
-        eid = chunk.payload.get("title_entity_id")
-        if eid is None or eid not in entity_by_id:
+        title_eid = chunk_payload(chunk).get("title_entity_id")
+        if title_eid is None or title_eid not in entity_by_id:
             continue
+        eid = title_eid
         if eid not in entity_pos:
             entity_pos[eid] = len(entity_ids)
             entity_ids.append(eid)
@@ -173,29 +187,29 @@ def build_graph(
 
     return Graph(
         chunk_ids=[p.id for p in chunk_list],
-        chunk_docs=[p.payload["doc_id"] for p in chunk_list],
-        chunk_titles=[p.payload.get("title", "") for p in chunk_list],
-        chunk_texts=[p.payload["text"] for p in chunk_list],
+        chunk_docs=[chunk_payload(p)["doc_id"] for p in chunk_list],
+        chunk_titles=[chunk_payload(p).get("title", "") for p in chunk_list],
+        chunk_texts=[chunk_payload(p)["text"] for p in chunk_list],
         chunk_vectors=stack(chunk_list),
         chunk_units=chunk_units,
         unit_ids=unit_ids,
-        unit_texts=[unit_by_id[u].payload["text"] for u in unit_ids],
+        unit_texts=[unit_payload(unit_by_id[u])["text"] for u in unit_ids],
         unit_vectors=stack([unit_by_id[u] for u in unit_ids]),
         unit_entities=unit_entities,
         unit_chunks=unit_chunks,
         entity_ids=entity_ids,
-        entity_names=[entity_by_id[e].payload.get("name", "") for e in entity_ids],
-        entity_labels=[entity_by_id[e].payload.get("label", "") for e in entity_ids],
+        entity_names=[entity_payload(entity_by_id[e]).get("name", "") for e in entity_ids],
+        entity_labels=[entity_payload(entity_by_id[e]).get("label", "") for e in entity_ids],
         entity_units=entity_units,
         orphan_unit_ids=sorted(unit_by_id.keys() - unit_pos.keys()),
         orphan_entity_ids=sorted(entity_by_id.keys() - entity_pos.keys()),
         orphan_chunk_ids=sorted(stale_chunks),
         chunk_links=resolve_links(
-            [p.payload for p in chunk_list],
-            [p.payload["doc_id"] for p in chunk_list],
-            [p.payload.get("title", "") for p in chunk_list],
+            [chunk_payload(p) for p in chunk_list],
+            [chunk_payload(p)["doc_id"] for p in chunk_list],
+            [chunk_payload(p).get("title", "") for p in chunk_list],
         ),
-        chunk_sections=[SECTION_SEP.join(p.payload.get("section", [])) for p in chunk_list],
+        chunk_sections=[SECTION_SEP.join(chunk_payload(p).get("section", [])) for p in chunk_list],
         points=GraphPoints(
             chunks={p.id: p for p in chunk_list},
             units={u: unit_by_id[u] for u in unit_ids},
@@ -212,7 +226,9 @@ def current_versions(chunks: Iterable[StoredPoint]) -> tuple[list[StoredPoint], 
     version, complete and oldest."""
     by_doc: dict[str, dict[str, list[StoredPoint]]] = {}
     for p in chunks:
-        by_doc.setdefault(p.payload["doc_id"], {}).setdefault(p.payload.get("doc_version", ""), []).append(p)
+        by_doc.setdefault(chunk_payload(p)["doc_id"], {}).setdefault(
+            chunk_payload(p).get("doc_version", ""), []
+        ).append(p)
     live: list[StoredPoint] = []
     stale: list[str] = []
     for versions in by_doc.values():
@@ -221,8 +237,8 @@ def current_versions(chunks: Iterable[StoredPoint]) -> tuple[list[StoredPoint], 
             continue
 
         def rank(points: list[StoredPoint]) -> tuple[bool, int]:
-            complete = len(points) >= int(points[0].payload.get("doc_chunks", 0))
-            return complete, max(int(p.payload.get("written", 0)) for p in points)
+            complete = len(points) >= int(chunk_payload(points[0]).get("doc_chunks", 0))
+            return complete, max(int(chunk_payload(p).get("written", 0)) for p in points)
 
         ranked = sorted(versions.values(), key=rank, reverse=True)
         live.extend(ranked[0])
@@ -275,6 +291,6 @@ def stored_counts(store: VectorStore, corpus: str) -> dict[str, int]:
     """Documents, chunks, units and entities as stored: the chunks' payloads and the collections'
     point counts, which is all a corpus listing needs. Units and entities that a killed run left
     unreachable count here until the next write collects them; `stored_sizes` leaves them out."""
-    docs = {p.payload["doc_id"] for p in store.scroll(collection_name(corpus, CHUNKS), with_vectors=False)}
+    docs = {chunk_payload(p)["doc_id"] for p in store.scroll(collection_name(corpus, CHUNKS), with_vectors=False)}
     counts = {kind: store.count(collection_name(corpus, kind)) for kind in KINDS}
     return {"documents": len(docs), **counts}

@@ -4,6 +4,7 @@ its metadata and its links; and unchanged chunks relabelled when their document'
 from __future__ import annotations
 
 from cuerag.graph.citations import links_payload
+from cuerag.graph.schema import ProvenancePayload
 from cuerag.graph.snapshot import Graph
 from cuerag.ingest.documents import Document
 from cuerag.store.base import StoredPoint
@@ -17,13 +18,19 @@ _PROVENANCE = ("source", "root", "file_hash")
 _LABELS = (*_PROVENANCE, "doc_metadata", "links")
 
 
-def _provenance(doc: Document) -> dict[str, str]:
+def _provenance(doc: Document) -> ProvenancePayload:
     """The payload keys that say which file (and which version of it) a document came from."""
-    values = {"source": doc.source, "root": doc.root, "file_hash": doc.file_hash}
-    return {k: v for k, v in values.items() if v is not None}
+    out: ProvenancePayload = {}
+    if doc.source is not None:
+        out["source"] = doc.source
+    if doc.root is not None:
+        out["root"] = doc.root
+    if doc.file_hash is not None:
+        out["file_hash"] = doc.file_hash
+    return out
 
 
-def _labels(provenance: dict[str, str], piece: TextChunk) -> dict[str, object]:
+def _labels(provenance: ProvenancePayload, piece: TextChunk) -> dict[str, object]:
     """A chunk's labels (`_LABELS`) as the document gives them now."""
     labels: dict[str, object] = dict(provenance)
     if piece.place is not None:

@@ -23,7 +23,18 @@ from cuerag.config import Settings
 from cuerag.errors import Cancelled
 from cuerag.graph.citations import citation_payload
 from cuerag.graph.ids import chunk_point_id, doc_version_id, entity_point_id, unit_point_id
-from cuerag.graph.schema import CHUNKS, ENTITIES, UNITS, collection_name
+from cuerag.graph.schema import (
+    CHUNKS,
+    ENTITIES,
+    UNITS,
+    ChunkPayload,
+    EntityPayload,
+    UnitPayload,
+    VersionPayload,
+    chunk_payload,
+    collection_name,
+    stored,
+)
 from cuerag.graph.snapshot import Graph
 from cuerag.index.embedding import Embedding
 from cuerag.index.extraction import ChunkText, UnitExtractor
@@ -172,7 +183,7 @@ class Indexer:
                 if uid in graph.unit_pos:
                     continue
                 plan.unit_texts.setdefault(uid, sentence)
-            payload: dict[str, object] = {
+            payload: ChunkPayload = {
                 "doc_id": pending.doc_of[cid],
                 "title": piece.title,
                 "text": piece.text,
@@ -194,16 +205,16 @@ class Indexer:
                     plan.kept_entities.add(eid)
                 else:
                     plan.entities.setdefault(eid, (piece.title, "TITLE"))
-            plan.chunks.append(StoredPoint(id=cid, payload=payload))
+            plan.chunks.append(StoredPoint(id=cid, payload=stored(payload)))
             plan.chunk_texts.append(piece.full_text)
             plan.chunk_parts.append(None if cid in llm_units else (piece.head, unit_texts))
         report.chunks_added = len(plan.chunks)
         report.chunks_removed = len(plan.stale_chunks)
         report.units_added = len(plan.unit_texts)
-        linked = {u for c in plan.chunks for u in c.payload["unit_ids"]}
+        linked = {u for c in plan.chunks for u in chunk_payload(c)["unit_ids"]}
         report.units_kept = len(linked - plan.unit_texts.keys())
 
-    def _version_payload(self, plan: RunPlan, doc_id: str) -> dict[str, object]:
+    def _version_payload(self, plan: RunPlan, doc_id: str) -> VersionPayload:
         version, chunks = plan.versions[doc_id]
         return {"doc_version": version, "doc_chunks": chunks, "written": self._generation}
 
@@ -316,11 +327,15 @@ class Indexer:
     ) -> Written:
         entity_vecs, unit_vecs, chunk_vecs = vectors
         entity_points = [
-            StoredPoint(id=eid, payload={"name": name, "norm": normalize_entity(name), "label": label}, vector=v)
+            StoredPoint(
+                id=eid, payload=stored(EntityPayload(name=name, norm=normalize_entity(name), label=label)), vector=v
+            )
             for (eid, (name, label)), v in zip(plan.entities.items(), entity_vecs, strict=True)
         ]
         unit_points = [
-            StoredPoint(id=uid, payload={"text": text, "entity_ids": plan.unit_entities.get(uid, [])}, vector=v)
+            StoredPoint(
+                id=uid, payload=stored(UnitPayload(text=text, entity_ids=plan.unit_entities.get(uid, []))), vector=v
+            )
             for (uid, text), v in zip(plan.unit_texts.items(), unit_vecs, strict=True)
         ]
         chunk_points = [
@@ -358,7 +373,7 @@ class Indexer:
         for cid, labels in plan.relabelled.items():
             old = graph.points.chunks[cid]
             payload = {k: v for k, v in old.payload.items() if k not in _LABELS} | labels
-            payload |= self._version_payload(plan, old.payload["doc_id"])
+            payload |= self._version_payload(plan, chunk_payload(old)["doc_id"])
             out.append(StoredPoint(id=cid, payload=payload, vector=old.vector))
         return out
 

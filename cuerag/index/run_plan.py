@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from cuerag.graph.schema import ProvenancePayload
 from cuerag.store.base import StoredPoint
 from cuerag.text.chunk import TextChunk
 
@@ -16,7 +17,7 @@ class Pieces:
     run_pieces: list[tuple[TextChunk, str]] = field(default_factory=list)
     new: list[tuple[TextChunk, str]] = field(default_factory=list)
     doc_of: dict[str, str] = field(default_factory=dict)  # new chunk id -> document id
-    provenance: dict[str, dict[str, str]] = field(default_factory=dict)  # document id -> where it came from
+    provenance: dict[str, ProvenancePayload] = field(default_factory=dict)  # document id -> where it came from
     source_of: dict[str, str | None] = field(default_factory=dict)  # new chunk id -> document source
 
 

@@ -4,6 +4,7 @@ derived, the chunk shape), compared before a run adds to a corpus or a query rea
 from __future__ import annotations
 
 from cuerag.config import Settings
+from cuerag.graph.schema import chunk_payload
 from cuerag.graph.snapshot import Graph
 from cuerag.index.chunk_vectors import DERIVED, EMBEDDED
 from cuerag.models.base import mean_pooling
@@ -27,7 +28,7 @@ def stored_chunk_vectors_mode(graph: Graph) -> str | None:
     Chunks stored before the setting existed were embedded."""
     if graph.points is None or not graph.points.chunks:
         return None
-    return str(next(iter(graph.points.chunks.values())).payload.get("chunk_vectors", EMBEDDED))
+    return str(chunk_payload(next(iter(graph.points.chunks.values()))).get("chunk_vectors", EMBEDDED))
 
 
 def stored_vectors_stamp(graph: Graph, models: Models) -> str:
@@ -35,7 +36,7 @@ def stored_vectors_stamp(graph: Graph, models: Models) -> str:
     existed were made by the torch embedder in float, under the embedder configured now."""
     if graph.points is None or not graph.points.chunks:
         return vectors_stamp(models)
-    payload = next(iter(graph.points.chunks.values())).payload
+    payload = chunk_payload(next(iter(graph.points.chunks.values())))
     return f"{payload.get('embedder', models.embedder.name)} ({payload.get('vectors', 'float')})"
 
 

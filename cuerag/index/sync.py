@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cuerag.errors import InputError, RequestTooLarge, first_line
+from cuerag.graph.schema import chunk_payload
 from cuerag.graph.snapshot import Graph
 from cuerag.ingest.documents import JSON_SUFFIXES, Document, check_documents, dedupe_documents, parse_file
 from cuerag.ingest.folders import FileCheck, FileOutcome, FoundFile, Walk, WalkRules, shown, walk_paths
@@ -30,9 +31,6 @@ from cuerag.ingest.formats import SUPPORTED_SUFFIXES
 from cuerag.ingest.formats.reading import ByteBudget, ReadLimits, read_file_once
 
 log = logging.getLogger(__name__)
-
-# Chunk payload keys that say where a document came from.
-SOURCE, ROOT, FILE_HASH = "source", "root", "file_hash"
 
 
 @dataclass
@@ -76,13 +74,14 @@ def stored_files(graph: Graph | None) -> dict[str, StoredFile]:
     if graph is None or graph.points is None:
         return out
     for point in graph.points.chunks.values():
-        payload = point.payload
-        if not payload.get(SOURCE) or not payload.get(ROOT):
+        payload = chunk_payload(point)
+        source, root = payload.get("source"), payload.get("root")
+        if not source or not root:
             continue
-        entry = out.setdefault(f"{payload[ROOT]}/{payload[SOURCE]}", StoredFile())
+        entry = out.setdefault(f"{root}/{source}", StoredFile())
         entry.doc_ids.add(payload["doc_id"])
         entry.chunks += 1
-        entry.hashes.add(str(payload.get(FILE_HASH, "")))
+        entry.hashes.add(str(payload.get("file_hash", "")))
     for entry in out.values():
         entry.file_hash = next(iter(entry.hashes)) if len(entry.hashes) == 1 else None
     return out

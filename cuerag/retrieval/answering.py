@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from cuerag.errors import LLMError
 from cuerag.llm.client import LLM, LLMUsage
 from cuerag.llm.json_reading import string_list
+from cuerag.retrieval.explain import ExplainedHit
 from cuerag.retrieval.results import ChunkHit, Method, QIterTrace
 from cuerag.text.tools import TextTools
 
@@ -43,7 +44,7 @@ class AnswerResult(BaseModel):
     question: str
     answer: str
     method: Method
-    chunks: list[ChunkHit]  # the context the answer was written from, best first
+    chunks: list[ExplainedHit]  # the context the answer was written from, best first, each with its reason
     trace: QIterTrace | None = None
     llm_usage: dict[str, LLMUsage]  # per stage: query_entities (if asked), answer
     elapsed_ms: float

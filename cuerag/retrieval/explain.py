@@ -10,14 +10,13 @@ no reader has to resolve a UUID to learn why a passage is there.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Sequence
+from typing import Literal, Protocol
 
 from pydantic import BaseModel
 
 from cuerag.graph.snapshot import Graph
-from cuerag.retrieval.answering import AnswerResult
-from cuerag.retrieval.results import HopKind
-from cuerag.retrieval.retriever import ChunkHit, PathTrace, RetrievalResult
+from cuerag.retrieval.results import ChunkHit, HopKind, PathTrace, QIterTrace, RetrievalResult
 from cuerag.text.entities import same_entity
 
 ReasonKind = Literal[
@@ -64,11 +63,26 @@ def hop_label(kind: HopKind, via: str) -> str:
     return via
 
 
+class Explainable(Protocol):
+    """What a reason is read from: a retrieval's method, its chunks and Q-Iter's trace."""
+
+    @property
+    def method(self) -> str: ...
+
+    @property
+    def chunks(self) -> Sequence[ChunkHit]: ...
+
+    @property
+    def trace(self) -> QIterTrace | None: ...
+
+
 class HitReason(BaseModel):
-    """What brought a chunk in, as a sentence (`text`) and as data."""
+    """What brought a chunk in, as a sentence (`text`) and as data. `brief` is the sentence without
+    the path's entities, for a reader shown the path itself beside it."""
 
     kind: ReasonKind
     text: str
+    brief: str = ""
     path: list[PathStep] = []  # the best kept path through the chunk, when the walk reached it
     path_score: float | None = None
     linked_from_title: str | None = None  # the passage whose text names this one's title or shares the entity
@@ -101,7 +115,7 @@ class GraphTitles:
         return self._graph.chunk_titles[chunks[0]] if chunks else "(a passage since deleted)"
 
 
-def best_path(hit: ChunkHit, result: RetrievalResult | AnswerResult) -> PathTrace | None:
+def best_path(hit: ChunkHit, result: Explainable) -> PathTrace | None:
     """The highest-scoring kept path (at any depth) through one of the hit's units; on a tie the
     shorter one, which says the same in fewer hops."""
     if result.trace is None or not hit.unit_ids:
@@ -131,9 +145,7 @@ def _kinds(path: PathTrace) -> list[HopKind]:
     return path.via_kinds or ["entity"] * len(path.via_entities)
 
 
-def explain_hit(
-    hit: ChunkHit, result: RetrievalResult | AnswerResult, titles: GraphTitles, *, name_path: bool = True
-) -> HitReason:
+def explain_hit(hit: ChunkHit, result: Explainable, titles: GraphTitles, *, name_path: bool = True) -> HitReason:
     """One hit's reason. A chunk can have several (a named title the walk reached as well): the
     sentence gives the one that set its score first, then the others. `name_path=False` leaves the
     path's entities out of the sentence, for a reader shown the path itself beside it."""
@@ -186,7 +198,16 @@ def explain_hit(
     return HitReason(kind="path", text="no kept path, named title, title link or lexical match is recorded for it")
 
 
+def explained_hits(result: Explainable, titles: GraphTitles) -> list[ExplainedHit]:
+    """Every chunk of a result with its reason, read against the snapshot the result came from."""
+    hits = []
+    for h in result.chunks:
+        why = explain_hit(h, result, titles)
+        why.brief = explain_hit(h, result, titles, name_path=False).text
+        hits.append(ExplainedHit(**h.model_dump(exclude={"why"}), why=why))
+    return hits
+
+
 def explain(result: RetrievalResult, titles: GraphTitles) -> ExplainedResult:
     """The result with a reason on every chunk."""
-    hits = [ExplainedHit(**h.model_dump(), why=explain_hit(h, result, titles)) for h in result.chunks]
-    return ExplainedResult(**result.model_dump(exclude={"chunks"}), chunks=hits)
+    return ExplainedResult(**result.model_dump(exclude={"chunks"}), chunks=explained_hits(result, titles))

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from cuerag.graph.schema import LinkPayload
 from cuerag.graph.snapshot import Graph
 from cuerag.graph.title_mentions import MAX_TARGET_CHUNKS, TitleSpecificity
 from cuerag.text.entities import fold_accents
@@ -59,7 +60,7 @@ def unit_spans(text: str, units: list[str]) -> list[list[tuple[int, int]]]:
     return spans
 
 
-def _place(link: dict[str, object]) -> int | None:
+def _place(link: LinkPayload) -> int | None:
     """A stored link's start in its chunk; None for a link stored before places were."""
     start = link.get("start")
     return start if isinstance(start, int) and not isinstance(start, bool) else None
@@ -94,11 +95,11 @@ class LinkEdges:
             placed = any(_place(link) is not None for link in written)
             spans = unit_spans(graph.chunk_texts[c], [graph.unit_texts[u] for u in units]) if placed else []
             for n, doc in resolved.items():
-                link = written[n] if n < len(written) else {}
+                link: LinkPayload = written[n] if n < len(written) else {}
                 for u in self._link_units(link, units, spans):
                     self._hyperlinks[u] = tuple(dict.fromkeys((*self._hyperlinks.get(u, ()), doc)))
 
-    def _link_units(self, link: dict[str, object], units: list[int], spans: list[list[tuple[int, int]]]) -> list[int]:
+    def _link_units(self, link: LinkPayload, units: list[int], spans: list[list[tuple[int, int]]]) -> list[int]:
         """The units a chunk's hyperlink belongs to: the sentence whose text holds the link's place in
         the chunk (the longest, where a short unit's words also occur inside a longer sentence).
         Without a place (an index made before places were stored) every unit holding its anchor text
