@@ -75,7 +75,8 @@ def test_settings_refuse_a_precision_the_backend_does_not_have() -> None:
         Settings(embedder_backend="torch", precision="int8")
     with pytest.raises(ValueError, match="needs embedder_backend 'torch'"):
         Settings(embedder_backend="onnx", precision="bfloat16")
-    assert Settings().embedder_backend == "torch"  # int8 lost recall on MuSiQue and the SQLite docs (docs/performance.md)
+    # int8 lost recall on MuSiQue and the SQLite docs (docs/performance.md)
+    assert Settings().embedder_backend == "torch"
     with pytest.raises(ValueError, match="CPU only"):
         Settings(embedder_backend="onnx", device="cuda")
 
