@@ -113,6 +113,14 @@ class ReadOnlyError(CueRagError):
     """A write asked of an engine opened read-only."""
 
 
+class NoIndexYet(ReadOnlyError):
+    """A read-only evaluation of a corpus file that no earlier run indexed into this data directory."""
+
+    def __init__(self, corpus_file: object, data_dir: object, corpus: str) -> None:
+        self.where = f"read-only: {corpus_file} has no index in {data_dir} (its corpus would be {corpus!r})"
+        super().__init__(f"{self.where}; evaluate it once with writing allowed (read_only off) to build it")
+
+
 class StorageFullError(StoreError):
     """Too little free space on the data directory's filesystem for a write (and its margin)."""
 

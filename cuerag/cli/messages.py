@@ -3,7 +3,7 @@ engine's field name (what an MCP tool is called with), the CLI names the flag th
 
 from __future__ import annotations
 
-from cuerag.errors import BadCursor, CueRagError, InvalidArguments, UnknownDocumentIds
+from cuerag.errors import BadCursor, CueRagError, InvalidArguments, NoIndexYet, UnknownDocumentIds
 
 # The filter options' flags, by the filter field each sets (the CLI's options are declared with these).
 FILTER_FLAGS = {"doc_ids": "--doc", "path_prefix": "--prefix", "path_glob": "--glob", "tags": "--tag"}
@@ -33,4 +33,6 @@ def cli_message(exc: CueRagError) -> str:
             "invalid --cursor: pass the one the previous page printed, unchanged, with the same corpus and "
             "filter options (or leave --cursor out to start from the first page)"
         )
+    if isinstance(exc, NoIndexYet):
+        return f"{exc.where}; run the eval once without --read-only to build it"
     return str(exc)

@@ -32,7 +32,10 @@ def detect_format(record: dict[str, Any]) -> QuestionFormat:
         return "2wiki" if "evidences" in record else "hotpotqa"
     if "gold_titles" in record:
         return "simple"
-    raise InputError(f"unknown question format (keys: {sorted(record)}); give --format")
+    raise InputError(
+        f"unknown question format (keys: {sorted(record)}); "
+        "give the format explicitly: hotpotqa, 2wiki, musique or simple"
+    )
 
 
 def load_questions(path: Path, corpus: Sequence[Document], fmt: QuestionFormat = "auto") -> list[Question]:

@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from cuerag.config import QIterParams
 from cuerag.engine.facade import CueRag
 from cuerag.engine.params import make_params
-from cuerag.errors import InputError, ParameterError, ReadOnlyError
+from cuerag.errors import InputError, NoIndexYet, ParameterError
 from cuerag.evaluation.answers import ANSWER_TOP_N, answer_accuracy, answer_f1, normalize_answer
 from cuerag.evaluation.questions import Question, QuestionFormat, load_questions
 from cuerag.evaluation.report import EvalRun
@@ -253,10 +253,7 @@ def run_eval(
     corpus = corpus_name_for(corpus_file)
     if engine.settings.read_only:
         if corpus not in engine.corpora():
-            raise ReadOnlyError(
-                f"read-only: {corpus_file} has no index in {engine.settings.data_dir} (its corpus would be "
-                f"{corpus!r}); run the eval once without --read-only to build it"
-            )
+            raise NoIndexYet(corpus_file, engine.settings.data_dir, corpus)
     else:
         engine.index_documents(corpus, docs, progress=progress)
     run_params = params.model_copy(update={"top_n": max(ks)})

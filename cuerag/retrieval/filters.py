@@ -25,9 +25,6 @@ from cuerag.store.base import PointFilter
 
 _Text = Annotated[str, Field(min_length=1, max_length=256)]
 
-# Each filter field's flag on the command line (`cuerag query`, `cuerag documents`): declared here
-# so that the CLI's options and the errors it shows name the same flags.
-
 
 class DocFilter(BaseModel):
     """Which documents to use; every condition given must hold."""
