@@ -49,14 +49,14 @@ class CueRag:
         llm: LLM | None = None,
         free_bytes: FreeBytes = disk_free,
     ) -> None:
-        self.settings = settings or Settings()
+        settings = settings or Settings()
         self._owns_llm = llm is None
         # Read-only: the answer cache would be a write into the data directory.
-        cache_dir = None if self.settings.read_only else self.settings.data_dir
-        self.llm = llm or make_llm(self.settings, cache_dir=cache_dir)
-        self.snapshots = Snapshots(store or open_store(self.settings), read_only=self.settings.read_only)
+        cache_dir = None if settings.read_only else settings.data_dir
+        self.llm = llm or make_llm(settings, cache_dir=cache_dir)
+        self.snapshots = Snapshots(store or open_store(settings), read_only=settings.read_only)
         self._parts = EngineParts(
-            settings=self.settings,
+            settings=settings,
             snapshots=self.snapshots,
             llm=self.llm,
             free_bytes=free_bytes,
@@ -65,6 +65,15 @@ class CueRag:
         )
         self._runs = IndexRuns(self._parts)
         self._queries = Queries(self._parts)
+
+    @property
+    def settings(self) -> Settings:
+        return self._parts.settings
+
+    @settings.setter
+    def settings(self, settings: Settings) -> None:  # tests change a setting between runs
+        self._parts.settings = settings
+        self.snapshots.read_only = settings.read_only
 
     @property
     def store(self) -> VectorStore:

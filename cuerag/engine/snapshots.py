@@ -27,7 +27,7 @@ class Snapshots:
 
     def __init__(self, store: VectorStore, *, read_only: bool) -> None:
         self.store = store  # the engine's one reference to its store
-        self._read_only = read_only
+        self.read_only = read_only
         self._lock = threading.Lock()
         self._graphs: dict[str, Graph] = {}
         self._indexes: dict[str, SnapshotIndexes] = {}
@@ -85,7 +85,7 @@ class Snapshots:
         """A freshly read snapshot, with the orphans a killed run left in the store deleted, so the
         store holds what the graph holds. Skipped when read-only, and when a writer holds the
         corpus (it may be writing those very points, and collects orphans when it ends)."""
-        if self._read_only or not (graph.orphan_unit_ids or graph.orphan_entity_ids or graph.orphan_chunk_ids):
+        if self.read_only or not (graph.orphan_unit_ids or graph.orphan_entity_ids or graph.orphan_chunk_ids):
             return graph
         lock = self._writer_lock(corpus)
         if not lock.acquire(blocking=False):
@@ -105,7 +105,7 @@ class Snapshots:
     @contextmanager
     def writer(self, corpus: str) -> Iterator[None]:
         """Hold the corpus's writer lock, refusing at once when another run holds it."""
-        if self._read_only:
+        if self.read_only:
             raise ReadOnlyError(f"this engine is read-only: corpus {corpus!r} cannot be changed")
         lock = self._writer_lock(corpus)
         if not lock.acquire(blocking=False):
