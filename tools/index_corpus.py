@@ -106,7 +106,8 @@ async def index_corpus(
     exclude: Exclude = [],  # noqa: B006
     background: Annotated[bool, Field(description="Return a job at once.")] = False,
     watch: Annotated[bool, Field(description="Keep one folder in sync (a job).")] = False,
-    full_report: Annotated[bool, Field(description="List every file (else 100 per kind).")] = False,
+    # Unset, a report lists the first 100 files of each kind, with every count (cuerag.report_bounds).
+    full_report: bool = False,
 ) -> IndexReport | JobInfo:
     """Index `paths` and/or `documents`; unchanged files are skipped."""
     state = state_of(ctx)
