@@ -159,7 +159,7 @@ def sweep(
     after, reference = served(engine), full_state(engine)
     engine.close()
     assert reference["left"] == {"chunks": 0, "units": 0, "entities": 0}
-    assert writes > 6, writes  # several batches of each kind
+    assert writes > 2, writes  # several batches
 
     lost, torn, differ = 0, [], []
     for fail_at in range(writes):
