@@ -106,7 +106,7 @@ async def index_corpus(
     exclude: Exclude = [],  # noqa: B006
     background: Annotated[bool, Field(description="Return a job at once.")] = False,
     watch: Annotated[bool, Field(description="Keep one folder in sync (a job).")] = False,
-    # Unset, a report lists the first 100 files of each kind, with every count (cuerag.report_bounds).
+    # Unset, a report lists the first 100 files of each kind, with every count (cuerag.index.report_bounds).
     full_report: bool = False,
 ) -> IndexReport | JobInfo:
     """Index `paths` and/or `documents`; unchanged files are skipped."""
