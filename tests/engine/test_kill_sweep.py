@@ -22,7 +22,7 @@ import pytest
 from cuerag.config import Settings
 from cuerag.engine.facade import CueRag
 from cuerag.graph.schema import KINDS, collection_name
-from cuerag.models import Models
+from cuerag.models.loading import Models
 
 BATCH = 4  # points per store write: many batch boundaries from a small corpus
 CORPUS = "c"
