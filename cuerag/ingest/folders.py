@@ -127,7 +127,12 @@ def walk_paths(
         if "\x00" in str(raw):  # os calls raise a bare ValueError on it
             raise InputError(f"path {str(raw)!r} holds a NUL character")
         path = Path(raw).expanduser()
-        if not path.exists() and not path.is_symlink():
+        try:
+            missing = not path.exists() and not path.is_symlink()
+        except OSError as exc:  # ENAMETOOLONG: a name over 255 bytes; the path is not echoed whole
+            start = shown(raw)[:80] + ("…" if len(shown(raw)) > 80 else "")
+            raise InputError(f"path {start!r} cannot be used: {exc.strerror or exc}") from None
+        if missing:
             raise InputError(f"path not found: {path}")
         # The same path given again (paths=[folder] * 30) is walked once: thirty walks cost thirty
         # times the time and memory for one result.

@@ -441,3 +441,13 @@ def test_an_error_for_every_file_failing_is_bounded(engine: CueRag, tmp_path: Pa
         engine.index_paths("all-bad", [tmp_path / "docs"])
     assert len(failed.value.failed) == 500  # all of them for the caller that wants them
     assert len(str(failed.value)) < 4_000 and str(failed.value).endswith("and 490 more files that failed")
+
+
+def test_a_name_over_255_bytes_is_refused_clearly_at_the_command_line_too(tmp_path: Path) -> None:
+    """Issue 29, item 8: `Path.exists` raised OSError (ENAMETOOLONG): a traceback, not a refusal."""
+    from cuerag.errors import InputError
+
+    name = "n" * 300
+    with pytest.raises(InputError, match="File name too long") as refused:
+        walk_paths([tmp_path / name / "x.md"])
+    assert name not in str(refused.value)
