@@ -15,9 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cuerag.graph.ids import labelled_version_id, versioned_chunk_id
-from cuerag.graph.schema import VersionPayload
+from cuerag.graph.schema import VersionPayload, stored
 from cuerag.graph.serving import FILE_DOCS, VERSION, VERSION_CHUNKS, WRITTEN
 from cuerag.graph.snapshot import Graph
+from cuerag.index.payload import _LABELS
 from cuerag.ingest.documents import Document
 from cuerag.store.base import StoredPoint
 
@@ -76,3 +77,17 @@ def stored_by_key(graph: Graph, doc_id: str, positions: list[int]) -> dict[str, 
         return {}
     points = (graph.points.chunks[graph.chunk_ids[c]] for c in positions)
     return {chunk_key(p): p for p in points}
+
+
+def copied_points(
+    copied: list[tuple[StoredPoint, str, str, dict[str, object]]], versions: dict[str, DocVersion], written: int
+) -> list[StoredPoint]:
+    """The chunks of new versions whose content is stored: (stored point, new id, document id, its
+    labels now) as the stored point under its new id, with the new version's labels."""
+    out = []
+    for old, pid, doc_id, labels in copied:
+        # The old version's own keys go (a file count the new version may not have).
+        payload = {k: v for k, v in old.payload.items() if k not in _LABELS and k not in VERSION_KEYS} | labels
+        payload |= {CHUNK_KEY: chunk_key(old), **stored(versions[doc_id].payload(written))}
+        out.append(StoredPoint(id=pid, payload=payload, vector=old.vector))
+    return out

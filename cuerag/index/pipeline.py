@@ -36,19 +36,11 @@ from cuerag.graph.schema import (
     stored,
 )
 from cuerag.graph.snapshot import Graph
-from cuerag.index.doc_versions import (
-    CHUNK_KEY,
-    VERSION_KEYS,
-    chunk_key,
-    doc_version,
-    file_doc_counts,
-    file_key,
-    stored_by_key,
-)
+from cuerag.index.doc_versions import copied_points, doc_version, file_doc_counts, file_key, stored_by_key
 from cuerag.index.embedding import Embedding
 from cuerag.index.extraction import ChunkText, UnitExtractor
 from cuerag.index.knapsack import bleu_values, cosine_values, random_values, select_chunks
-from cuerag.index.payload import _LABELS, _labels, _provenance
+from cuerag.index.payload import _labels, _provenance
 from cuerag.index.recognition import _finished, _Recognition
 from cuerag.index.report import IndexReport, Progress, ShouldStop, Written, _listed, _no_progress, _timed
 from cuerag.index.run_plan import Pieces, RunPlan
@@ -363,7 +355,7 @@ class Indexer:
         chunk_points = [
             StoredPoint(id=c.id, payload=c.payload, vector=v) for c, v in zip(plan.chunks, chunk_vecs, strict=True)
         ]
-        chunk_points += self._copied(plan)
+        chunk_points += copied_points(plan.copied, plan.versions, self._generation)
         total = len(entity_points) + len(unit_points) + len(chunk_points)
         remaining = estimated_bytes([*entity_points, *unit_points, *chunk_points])
         done = 0
@@ -391,17 +383,6 @@ class Indexer:
         for start in range(0, len(plan.stale_chunks), size):
             self._store.delete(collection_name(corpus, CHUNKS), plan.stale_chunks[start : start + size])
         return Written(chunk_points, unit_points, entity_points, plan.stale_chunks)
-
-    def _copied(self, plan: RunPlan) -> list[StoredPoint]:
-        """The chunks of new versions whose content is stored: the stored point under its new id,
-        with the new version's labels."""
-        out = []
-        for old, pid, doc_id, labels in plan.copied:
-            # The old version's own keys go (a file count the new version may not have).
-            payload = {k: v for k, v in old.payload.items() if k not in _LABELS and k not in VERSION_KEYS} | labels
-            payload |= {CHUNK_KEY: chunk_key(old), **self._version_payload(plan, doc_id)}
-            out.append(StoredPoint(id=pid, payload=payload, vector=old.vector))
-        return out
 
     def _require_space(self, needed: int) -> None:
         if self._space is not None:
