@@ -158,6 +158,14 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(
         default=1024 * 2**20, ge=1, description="Most bytes one index request reads across all its files."
     )
+    # A bound on the walk's own work and memory (each file found is held until the run ends): a
+    # request over it is refused at once, not after minutes of walking and hashing.
+    max_files_per_request: int = Field(
+        default=100_000, ge=1, description="Most files one index request may name or find in its folders."
+    )
+    # Points per store write. Each batch is preceded by the free-space check; the tests make it
+    # small to reach every batch boundary of a run.
+    write_batch: int = Field(default=256, ge=1, le=65_536, description="Points stored per write.")
 
     @model_validator(mode="after")
     def _precision_fits_backend(self) -> Settings:

@@ -123,5 +123,6 @@ Filter = Annotated[
     ),
     Field(json_schema_extra=_no_default),
 ]
+# A glob is matched in linear time, and one over 1,024 characters is refused (cuerag.ingest.globs).
 Include = Annotated[list[str], Field(max_length=100, description="Globs to keep.")]
 Exclude = Annotated[list[str], Field(max_length=100, description="Globs to skip.")]

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import anyio
+import anyio.to_thread
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
@@ -18,6 +19,7 @@ from cuerag.engine.watch import watch_folder
 from cuerag.graph.schema import validate_corpus_name
 from tools.common import AppState, Corpus, Exclude, Include, state_of, tool
 from tools.jobs import Job, JobHandle, JobInfo, Stages, wait_for
+from tools.paths import ToolPath, bounded_path
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +58,11 @@ def check_allowed(path: str, roots: list[Path], *, walked: bool = False) -> Path
     differs: the caller cannot give another path for a link a folder holds)."""
     if "\x00" in path:  # resolve() would raise a bare ValueError: a crash, not a refusal
         raise InputError(f"path {path!r} holds a NUL character")
-    resolved = Path(path).expanduser().resolve()
+    bounded_path(path)
+    try:
+        resolved = Path(path).expanduser().resolve()
+    except OSError as exc:  # ENAMETOOLONG, ELOOP (strict=False still raises on a loop on 3.11)
+        raise InputError(f"path {path[:80]!r} cannot be resolved: {exc.strerror or exc}") from None
     for root in roots:
         if resolved.is_relative_to(root.resolve()):
             return resolved
@@ -86,7 +92,7 @@ def check_allowed(path: str, roots: list[Path], *, walked: bool = False) -> Path
 async def index_corpus(
     corpus: Corpus,
     ctx: Context[AppState],
-    paths: Annotated[list[str], Field(max_length=1000, description=_PATHS)] = [],  # noqa: B006
+    paths: Annotated[list[ToolPath], Field(max_length=1000, description=_PATHS)] = [],  # noqa: B006
     documents: Annotated[list[DocumentInput], Field(max_length=10_000)] = [],  # noqa: B006
     # Documents indexed inline or from other folders are never touched by a sync. Unset, an index
     # run keeps the documents of deleted files and a watch drops them (it keeps the folder in sync).
@@ -100,6 +106,8 @@ async def index_corpus(
     exclude: Exclude = [],  # noqa: B006
     background: Annotated[bool, Field(description="Return a job at once.")] = False,
     watch: Annotated[bool, Field(description="Keep one folder in sync (a job).")] = False,
+    # Unset, a report lists the first 100 files of each kind, with every count (cuerag.index.report_bounds).
+    full_report: bool = False,
 ) -> IndexReport | JobInfo:
     """Index `paths` and/or `documents`; unchanged files are skipped."""
     state = state_of(ctx)
@@ -108,7 +116,8 @@ async def index_corpus(
     if paths and not state.allowed_roots:
         raise ToolError(PATHS_OFF)
     validate(corpus)
-    checked = [check_or_refuse(p, state.allowed_roots) for p in paths]
+    # Resolving runs on a worker thread: the event loop answers other clients meanwhile.
+    checked = await anyio.to_thread.run_sync(lambda: [check_or_refuse(p, state.allowed_roots) for p in paths])
     rules = WalkRules(include=tuple(include), exclude=tuple(exclude))
 
     def check(f: Path) -> Path:
@@ -151,6 +160,7 @@ async def index_corpus(
             check=check,
             progress=job.progress,
             should_stop=job.should_stop,
+            full_report=full_report,
         )
 
     job = state.jobs.start("index", corpus, run, index_stages(state.engine))

@@ -8,6 +8,11 @@ from pydantic import BaseModel
 from cuerag.retrieval.results import Anchor
 from tools.common import READ_ONLY, AppState, Corpus, Filter, Query, TopK, run_engine, state_of, tool
 
+# A 4,000-character query can name hundreds of entities, each linked to up to 50 nodes: 614 KB at
+# the maxima. The first mentions are linked, and the result says how many were left out.
+MAX_MENTIONS = 20
+MAX_ANCHORS = 200
+
 
 class LinkResult(BaseModel):
     corpus: str
@@ -26,7 +31,13 @@ async def link_entities(
 
     def run() -> LinkResult:
         retriever = engine.retriever(corpus, filter)
-        mentions, anchors = retriever.link_entities(query, k)
-        return LinkResult(corpus=corpus, query=query, mentions=mentions, anchors=anchors, note=retriever.note)
+        found = retriever.query_mentions(query)
+        mentions = found[:MAX_MENTIONS]
+        anchors = retriever.link_mentions(mentions, k)[:MAX_ANCHORS]
+        note = retriever.note
+        if len(found) > len(mentions):
+            left = f"the query names {len(found)} entities; the first {MAX_MENTIONS} are linked"
+            note = f"{note}; {left}" if note else left
+        return LinkResult(corpus=corpus, query=query, mentions=mentions, anchors=anchors, note=note)
 
     return await run_engine(run)

@@ -28,15 +28,15 @@ MAX_LINKS = 20  # per result: a page of list_documents, or every hit of a retrie
 
 
 def linkable(doc_id: str) -> bool:
-    """Whether a document id makes a URI that can be read back: the SDK refuses an absolute path, a
-    NUL and `..`, and a client normalising the URI would drop `.` and `..` segments. Such ids (a JSON
-    record may carry any) get no link; read_document still reads them."""
-    return (
-        bool(doc_id)
-        and not doc_id.startswith("/")
-        and "\x00" not in doc_id
-        and not ({".", ".."} & set(doc_id.split("/")))
-    )
+    """Whether a document id makes a URI that can be read back: the SDK refuses an absolute path
+    (POSIX or Windows: `/x`, `C:x`, `\\x`), a NUL and `..` (split at either slash), and a client
+    normalising the URI would drop `.` and `..` segments. Such ids (a JSON record may carry any)
+    get no link; read_document still reads them."""
+    if not doc_id or "\x00" in doc_id or "\\" in doc_id or doc_id.startswith("/"):
+        return False
+    if len(doc_id) >= 2 and doc_id[1] == ":" and doc_id[0].isascii() and doc_id[0].isalpha():
+        return False  # a Windows drive: `C:notes.md`
+    return not ({".", ".."} & set(doc_id.split("/")))
 
 
 def document_uri(corpus: str, doc_id: str) -> str:

@@ -47,6 +47,9 @@ def index(
     exclude: _Globs = None,
     hidden: Annotated[bool, typer.Option("--hidden", help="Walk dot-files and dot-folders too.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    full_report: Annotated[
+        bool, typer.Option("--full-report", help="List every file in the report (else the first 100 of each kind).")
+    ] = False,
 ) -> None:
     """Index files and folders into a corpus.
 
@@ -65,7 +68,9 @@ def index(
     try:
         # The models load on first use, after every file is walked and read: a bad folder costs no wait.
         with _progress() as progress:
-            report = engine.index_paths(corpus, paths, sync=sync, strict=strict, rules=rules, progress=progress)
+            report = engine.index_paths(
+                corpus, paths, sync=sync, strict=strict, rules=rules, progress=progress, full_report=full_report
+            )
     except CueRagError as exc:
         raise _fail(exc) from exc
     if as_json:

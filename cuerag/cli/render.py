@@ -9,6 +9,7 @@ from rich.table import Table
 from cuerag.cli.console import _count, _shown, out
 from cuerag.graph.citations import Citation
 from cuerag.index.report import IndexReport
+from cuerag.index.report_bounds import FILE_LISTS, REPORTED_FILES
 from cuerag.retrieval.explain import ExplainedResult, hop_label
 from cuerag.retrieval.results import Anchor, TitleStep
 from cuerag.text.entities import same_entity
@@ -33,10 +34,13 @@ def print_report(report: IndexReport, *, told: Mapping[str, str] | None = None) 
         if told.get(f.path) != f.reason:
             out.print(f"[yellow] warning[/yellow] {_shown(f.path)}: {_shown(f.reason)}")
     if any((report.added, report.changed, report.removed, report.skipped, report.failed)):
+        n = {name: report.files.get(name, len(getattr(report, name))) for name in FILE_LISTS}
         out.print(
-            f"files: {len(report.added)} added, {len(report.changed)} changed, {len(report.removed)} removed, "
-            f"{len(report.skipped)} unchanged, {len(report.failed)} failed"
+            f"files: {n['added']} added, {n['changed']} changed, {n['removed']} removed, "
+            f"{n['skipped']} unchanged, {n['failed']} failed"
         )
+        if report.lists_cut:
+            out.print(f"(the first {REPORTED_FILES} files of each kind are listed; --full-report lists them all)")
     if report.passed_over:
         kinds = ", ".join(f"{n} {suffix or '(no suffix)'}" for suffix, n in sorted(report.passed_over.items()))
         out.print(f"passed over, in formats not read: {kinds}")

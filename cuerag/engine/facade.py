@@ -160,14 +160,16 @@ class CueRag:
         progress: Progress | None = None,
         should_stop: ShouldStop | None = None,
         known_failures: Mapping[str, str] | None = None,
+        full_report: bool = False,
     ) -> IndexReport:
         """Index files and folders (plus any inline `documents`) into a corpus. A file's identity
         is its path under its root, so an edited file replaces its earlier version; a file whose
         content hash is unchanged is skipped unread. `sync` also deletes the documents of files
         gone from the folders given. A bad file is a line in the report's `failed` while the rest
         is indexed; with `strict` it stops the run before anything is written. `known_failures`
-        (path → reason) are failures already told of: logged again at debug level only. See
-        cuerag.index.sync."""
+        (path → reason) are failures already told of: logged again at debug level only. The
+        report lists the first 100 files of each kind, with every count (`full_report`: all of
+        them; cuerag.index.report_bounds). See cuerag.index.sync."""
         return self._runs.index_paths(
             corpus,
             paths,
@@ -179,6 +181,7 @@ class CueRag:
             progress=progress,
             should_stop=should_stop,
             known_failures=known_failures,
+            full_report=full_report,
         )
 
     def delete_documents(self, corpus: str, doc_ids: Sequence[str]) -> DeleteReport:

@@ -13,11 +13,13 @@ from pathlib import Path
 from cuerag.engine.parts import EngineParts
 from cuerag.engine.reports import DeleteReport
 from cuerag.engine.snapshots import collect_orphans
-from cuerag.errors import Cancelled, InvalidNameError, NothingIndexed, ParameterError, StorageFullError
+from cuerag.errors import Cancelled, CueRagError, InvalidNameError, NothingIndexed, ParameterError, StorageFullError
 from cuerag.graph.schema import CHUNKS, KINDS, collection_name, validate_corpus_name
-from cuerag.graph.snapshot import Graph, load_graph, updated_graph
+from cuerag.graph.snapshot import Graph, current_versions, load_graph, updated_graph
+from cuerag.index.deletion import plan_deletion
 from cuerag.index.pipeline import Indexer
 from cuerag.index.report import REPORTED_IDS, IndexReport, Progress, ShouldStop
+from cuerag.index.report_bounds import count_files, cut_lists
 from cuerag.index.stamps import index_shape
 from cuerag.index.sync import no_files_error, plan_sync
 from cuerag.ingest.documents import Document, check_documents, dedupe_documents
@@ -103,8 +105,8 @@ class IndexRuns:
             # A new corpus whose first run failed before any chunk landed is not left behind
             # as an empty corpus. Otherwise the snapshot is dropped: the next use rebuilds it
             # from the store, seeing what the failed run wrote (as orphans to collect).
-            if created and p.store.count(collection_name(corpus, CHUNKS)) == 0:
-                self._drop(corpus)
+            if created and self._nothing_served(corpus):
+                self._drop_after_failure(corpus)
             else:
                 p.snapshots.forget(corpus)
                 if isinstance(sys.exc_info()[1], Cancelled | StorageFullError):
@@ -125,6 +127,23 @@ class IndexRuns:
         fresh = self._collected(corpus, updated, earlier=graph)[0]
         report.totals = fresh.sizes
         return report
+
+    def _nothing_served(self, corpus: str) -> bool:
+        """Whether a corpus holds no document a reader would see (a failed first run's leftovers)."""
+        try:
+            chunks = self._p.store.scroll(collection_name(corpus, CHUNKS), with_vectors=False)
+            return not current_versions(chunks)[0]
+        except CueRagError:
+            return True  # unreadable: nothing a reader could be served either
+
+    def _drop_after_failure(self, corpus: str) -> None:
+        """Drop what a failed first run created. On a disk that went read-only this fails too: the
+        run's own error is the one to report, so this one is logged, not raised."""
+        try:
+            self._drop(corpus)
+        except (CueRagError, OSError) as exc:
+            log.warning("could not remove the corpus %r a failed first run created: %s", corpus, exc)
+            self._p.snapshots.forget(corpus)
 
     def _collected(self, corpus: str, graph: Graph, *, earlier: Graph) -> tuple[Graph, int, int]:
         """`collect_orphans`, and the result made the corpus's snapshot."""
@@ -169,12 +188,20 @@ class IndexRuns:
         progress: Progress | None = None,
         should_stop: ShouldStop | None = None,
         known_failures: Mapping[str, str] | None = None,
+        full_report: bool = False,
     ) -> IndexReport:
         """Index files and folders (plus any inline `documents`) into a corpus; see `CueRag.index_paths`."""
         p = self._p
         validate_corpus_name(corpus)
         started = time.perf_counter()
-        walk = walk_paths(paths, rules=rules, check=check)
+        walk = walk_paths(
+            paths,
+            rules=rules,
+            check=check,
+            should_stop=should_stop,
+            skip=[p.settings.data_dir],
+            max_files=p.settings.max_files_per_request,
+        )
         if not walk.files and not walk.failed and not sync and not documents:
             raise no_files_error(paths)
         if p.settings.alpha > 0:
@@ -194,6 +221,7 @@ class IndexRuns:
                 limits=limits_of(p.settings),
                 budget=ByteBudget(p.settings.max_request_bytes),
                 known_failures=known_failures,
+                should_stop=should_stop,
             )
             read_seconds = time.perf_counter() - started - load_seconds  # walk, hash, parse
             inline = check_documents(documents) if documents else []
@@ -230,7 +258,8 @@ class IndexRuns:
             len(plan.skipped),
             len(plan.failed),
         )
-        return report
+        count_files(report)
+        return report if full_report else cut_lists(report)
 
     def delete_documents(self, corpus: str, doc_ids: Sequence[str]) -> DeleteReport:
         """Delete documents: their chunks go, then the units and entities no other chunk reaches.
@@ -244,16 +273,22 @@ class IndexRuns:
     def _delete_locked(self, corpus: str, doc_ids: Sequence[str]) -> DeleteReport:
         graph = self._p.snapshots.graph(corpus)
         by_doc = graph.doc_chunks()
-        found = [d for d in dict.fromkeys(doc_ids) if d in by_doc]
-        chunk_ids = [graph.chunk_ids[c] for d in found for c in by_doc[d]]
-        self._p.store.delete(collection_name(corpus, CHUNKS), chunk_ids)
-        loaded = updated_graph(graph, removed_chunks=chunk_ids)
+        deletion = plan_deletion(graph, doc_ids)
+        name = collection_name(corpus, CHUNKS)
+        size = self._p.settings.write_batch
+        # In batches, the smaller file sets first: a kill between any two leaves each document and
+        # each file's set of documents whole or gone (cuerag.index.deletion).
+        for start in range(0, len(deletion.rewritten), size):
+            self._p.store.upsert(name, deletion.rewritten[start : start + size])
+        for start in range(0, len(deletion.chunk_ids), size):
+            self._p.store.delete(name, deletion.chunk_ids[start : start + size])
+        loaded = updated_graph(graph, chunks=deletion.rewritten, removed_chunks=deletion.chunk_ids)
         fresh, units_removed, entities_removed = self._collected(corpus, loaded, earlier=graph)
         return DeleteReport(
             corpus=corpus,
-            documents_deleted=found,
-            not_found=[d for d in doc_ids if d not in by_doc],
-            chunks_deleted=len(chunk_ids),
+            documents_deleted=deletion.found,
+            not_found=[d for d in doc_ids if d not in set(deletion.found)],
+            chunks_deleted=sum(len(by_doc[d]) for d in deletion.found),
             units_removed=units_removed,  # the deleted documents' own, and any a killed run left
             entities_removed=entities_removed,
             totals=fresh.sizes,

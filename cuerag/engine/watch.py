@@ -11,7 +11,6 @@ when it lies inside the watched folder.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
@@ -21,7 +20,9 @@ import watchfiles
 from cuerag.engine.facade import CueRag
 from cuerag.errors import Cancelled, CueRagError, NothingIndexed
 from cuerag.index.report import IndexReport, Progress
+from cuerag.index.report_bounds import cut_lists
 from cuerag.ingest.folders import FileCheck, WalkRules, is_ignored
+from cuerag.ingest.tree import walk_tree
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +75,7 @@ def watch_folder(
                 progress=progress,
                 should_stop=should_stop,
                 known_failures=known_failures,
+                full_report=True,  # every failure, to tell a repeat from news; the listener gets the bounded report
             )
         except Cancelled:
             return  # stopped: the watch ends at the next yield
@@ -88,7 +90,7 @@ def watch_folder(
             return
         known_failures = {f.path: f.reason for f in [*report.failed, *report.warnings]}
         last_error = ""
-        on_report(report)
+        on_report(cut_lists(report))
 
     synced = False
     # Each real folder of the tree is watched on its own, not the root recursively: the native
@@ -128,7 +130,7 @@ def _folders(root: Path, rules: WalkRules, data_dir: Path) -> list[Path]:
     """The root and every real folder under it that a change could matter in: no symlinked
     folders, no dot-folders (unless asked for) or excluded ones, not the data directory."""
     found = [root]
-    for here, dirs, _ in os.walk(root):  # followlinks=False: a link to a folder is not entered
+    for here, dirs, _ in walk_tree(root):  # a link to a folder is not entered; no recursion limit
         kept = []
         for name in sorted(dirs):
             path = Path(here) / name

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Required, TypedDict, cast
+from typing import Any, NotRequired, Required, TypedDict, cast
 
 from cuerag.errors import InvalidNameError
 from cuerag.store.base import StoredPoint
@@ -81,12 +81,15 @@ class CitationPayload(ProvenancePayload, total=False):
 
 
 class VersionPayload(TypedDict):
-    """Which version of its document a chunk belongs to, how many chunks that version has, and
-    when it was written: a version is served only when all its chunks are stored."""
+    """Which version of its document a chunk belongs to, how many chunks that version has, when it
+    was written, and for a document read from a file, how many documents that file's version
+    holds: a version is served only when all its chunks are stored, a file's documents only when
+    all of them are (cuerag.graph.serving)."""
 
     doc_version: str
     doc_chunks: int
     written: int
+    file_docs: NotRequired[int]
 
 
 class ChunkPayload(CitationPayload, total=False):
@@ -104,6 +107,8 @@ class ChunkPayload(CitationPayload, total=False):
     doc_version: str
     doc_chunks: int
     written: int
+    file_docs: int
+    chunk_key: str  # its content's id (cuerag.graph.ids.chunk_point_id); its point id adds the version
 
 
 class UnitPayload(TypedDict, total=False):

@@ -27,6 +27,7 @@ from cuerag.graph.schema import (
     entity_payload,
     unit_payload,
 )
+from cuerag.graph.serving import current_versions
 from cuerag.graph.title_mentions import TitleIndex
 from cuerag.store.base import StoredPoint, VectorStore
 from cuerag.text.chunk import SECTION_SEP, titled
@@ -65,8 +66,8 @@ class Graph:
     # Stored points no live chunk reaches (left by a killed run or a replaced document).
     orphan_unit_ids: list[str] = field(default_factory=list)
     orphan_entity_ids: list[str] = field(default_factory=list)
-    # Stored chunks of a document version that lost to a newer one (a crash between storing a
-    # replaced document's new chunks and deleting its old ones): never served, deleted when found.
+    # Stored chunks that are not served (cuerag.graph.serving): a version that lost to a newer one, or
+    # one a killed run left incomplete. Deleted when found.
     orphan_chunk_ids: list[str] = field(default_factory=list)
     # Per chunk: its hyperlinks that lead to a corpus document (link position -> document id).
     chunk_links: list[dict[int, str]] = field(default_factory=list)
@@ -216,34 +217,6 @@ def build_graph(
             entities={e: StoredPoint(id=e, payload=entity_by_id[e].payload) for e in entity_ids},
         ),
     )
-
-
-def current_versions(chunks: Iterable[StoredPoint]) -> tuple[list[StoredPoint], list[str]]:
-    """The chunks to serve and the ids of those to drop. A document normally has one version; two
-    are stored side by side only when a run died between writing a replaced document's new chunks
-    and deleting the old ones. Then the newest complete version wins (all its chunks are there);
-    if none is complete, the newest. Chunks written before versions were recorded form one
-    version, complete and oldest."""
-    by_doc: dict[str, dict[str, list[StoredPoint]]] = {}
-    for p in chunks:
-        by_doc.setdefault(chunk_payload(p)["doc_id"], {}).setdefault(
-            chunk_payload(p).get("doc_version", ""), []
-        ).append(p)
-    live: list[StoredPoint] = []
-    stale: list[str] = []
-    for versions in by_doc.values():
-        if len(versions) == 1:
-            live.extend(next(iter(versions.values())))
-            continue
-
-        def rank(points: list[StoredPoint]) -> tuple[bool, int]:
-            complete = len(points) >= int(chunk_payload(points[0]).get("doc_chunks", 0))
-            return complete, max(int(chunk_payload(p).get("written", 0)) for p in points)
-
-        ranked = sorted(versions.values(), key=rank, reverse=True)
-        live.extend(ranked[0])
-        stale.extend(p.id for points in ranked[1:] for p in points)
-    return live, stale
 
 
 def updated_graph(

@@ -1,13 +1,11 @@
 """A chunk's labels in its stored payload: which file (and version of it) the document came from,
-its metadata and its links; and unchanged chunks relabelled when their document's file changes."""
+its metadata and its links. They are part of a document's version (cuerag.index.doc_versions)."""
 
 from __future__ import annotations
 
 from cuerag.graph.citations import links_payload
 from cuerag.graph.schema import ProvenancePayload
-from cuerag.graph.snapshot import Graph
 from cuerag.ingest.documents import Document
-from cuerag.store.base import StoredPoint
 from cuerag.text.chunk import TextChunk
 
 _PROVENANCE = ("source", "root", "file_hash")
@@ -38,19 +36,3 @@ def _labels(provenance: ProvenancePayload, piece: TextChunk) -> dict[str, object
         if piece.place.metadata:
             labels["doc_metadata"] = piece.place.metadata
     return labels
-
-
-def _refreshed(graph: Graph, labels: dict[str, dict[str, object]]) -> list[StoredPoint]:
-    """Kept chunks whose stored labels differ from the document's now (a JSON file edited
-    elsewhere, a folder moved, front matter edited): their payload is brought up to date, so that
-    the next sync sees the file as unchanged and filters see the metadata as it is."""
-    if graph.points is None:
-        return []
-    out = []
-    for cid in sorted(labels):
-        point = graph.points.chunks[cid]
-        if {k: point.payload.get(k) for k in _LABELS} == {k: labels[cid].get(k) for k in _LABELS}:
-            continue
-        payload = {k: v for k, v in point.payload.items() if k not in _LABELS} | labels[cid]
-        out.append(StoredPoint(id=cid, payload=payload, vector=point.vector))
-    return out

@@ -22,7 +22,7 @@ import numpy as np
 from cuerag.config import Settings
 from cuerag.errors import Cancelled
 from cuerag.graph.citations import citation_payload
-from cuerag.graph.ids import chunk_point_id, doc_version_id, entity_point_id, unit_point_id
+from cuerag.graph.ids import chunk_point_id, entity_point_id, unit_point_id
 from cuerag.graph.schema import (
     CHUNKS,
     ENTITIES,
@@ -36,10 +36,11 @@ from cuerag.graph.schema import (
     stored,
 )
 from cuerag.graph.snapshot import Graph
+from cuerag.index.doc_versions import copied_points, doc_version, file_doc_counts, file_key, stored_by_key
 from cuerag.index.embedding import Embedding
 from cuerag.index.extraction import ChunkText, UnitExtractor
 from cuerag.index.knapsack import bleu_values, cosine_values, random_values, select_chunks
-from cuerag.index.payload import _LABELS, _labels, _provenance, _refreshed
+from cuerag.index.payload import _labels, _provenance
 from cuerag.index.recognition import _finished, _Recognition
 from cuerag.index.report import IndexReport, Progress, ShouldStop, Written, _listed, _no_progress, _timed
 from cuerag.index.run_plan import Pieces, RunPlan
@@ -195,6 +196,7 @@ class Indexer:
                 "vectors": self._models.embedder_run.vectors,
                 "chunk_vectors": chunk_vectors_mode(self._settings, self._models),
                 **pending.provenance.get(pending.doc_of[cid], {}),
+                "chunk_key": pending.key_of[cid],
                 **self._version_payload(plan, pending.doc_of[cid]),
                 **citation_payload(piece.place, pending.source_of.get(cid)),
             }
@@ -209,54 +211,66 @@ class Indexer:
             plan.chunk_texts.append(piece.full_text)
             plan.chunk_parts.append(None if cid in llm_units else (piece.head, unit_texts))
         report.chunks_added = len(plan.chunks)
-        report.chunks_removed = len(plan.stale_chunks)
+        report.chunks_removed = plan.removed_content
         report.units_added = len(plan.unit_texts)
         linked = {u for c in plan.chunks for u in chunk_payload(c)["unit_ids"]}
         report.units_kept = len(linked - plan.unit_texts.keys())
 
     def _version_payload(self, plan: RunPlan, doc_id: str) -> VersionPayload:
-        version, chunks = plan.versions[doc_id]
-        return {"doc_version": version, "doc_chunks": chunks, "written": self._generation}
+        return plan.versions[doc_id].payload(self._generation)
 
     def _new_pieces(
         self, docs: Sequence[Document], graph: Graph, report: IndexReport, plan: RunPlan, progress: Progress
     ) -> Pieces:
-        """Chunk every document; sort its chunks into unchanged, replaced and new."""
+        """Chunk every document; sort it into unchanged (its stored version is this one), relabelled
+        (the same chunks, other labels: a moved or re-hashed file, edited metadata) or replaced and
+        new; sort the chunks of each new version into copied (content stored already) and new."""
         pending = Pieces()
         existing_by_doc = graph.doc_chunks()
         variant = chunk_variant(self._settings)
+        file_docs = file_doc_counts(docs)
         for n, doc in enumerate(docs, start=1):
             pieces = chunk_document(
                 self._text, doc, max_tokens=self._settings.chunk_tokens, overlap=self._settings.chunk_overlap
             )
-            ids = [chunk_point_id(doc.id, p.index, p.text, variant) for p in pieces]
-            pending.run_pieces.extend(zip(pieces, ids, strict=True))
+            keys = [chunk_point_id(doc.id, p.index, p.text, variant) for p in pieces]
             provenance = _provenance(doc)
             pending.provenance[doc.id] = provenance
-            old = {graph.chunk_ids[c] for c in existing_by_doc.get(doc.id, [])}
-            labels = {cid: _labels(provenance, piece) for piece, cid in zip(pieces, ids, strict=True)}
-            if old and old == set(ids):
-                plan.refreshed.extend(_refreshed(graph, labels))
+            labels = [_labels(provenance, piece) for piece in pieces]
+            key = file_key(doc)
+            version = doc_version(keys, labels, file_docs[key] if key is not None else None)
+            pending.run_pieces.extend(zip(pieces, version.ids, strict=True))
+            stored = stored_by_key(graph, doc.id, existing_by_doc.get(doc.id, []))
+            old_ids = {p.id for p in stored.values()}
+            if old_ids == set(version.ids):
                 report.documents_unchanged += 1
-                report.chunks_kept += len(ids)
+                report.chunks_kept += len(keys)
                 continue
-            plan.versions[doc.id] = (doc_version_id(ids), len(ids))
-            if old:
+            plan.versions[doc.id] = version
+            plan.stale_chunks.extend(sorted(old_ids))
+            if stored and set(stored) == set(keys):
+                report.documents_unchanged += 1  # the same text: only what it carries changed
+            elif stored:
                 report.documents_replaced += 1
                 _listed(report.changed_doc_ids, doc.id)
-                plan.stale_chunks.extend(sorted(old - set(ids)))
+                plan.removed_content += len(set(stored) - set(keys))
             else:
                 report.documents_added += 1
                 _listed(report.added_doc_ids, doc.id)
-            for piece, cid in zip(pieces, ids, strict=True):
-                if cid in old:
-                    plan.relabelled[cid] = labels[cid]
-                if cid in old or cid in pending.doc_of:
+            for piece, ckey, pid, label in zip(pieces, keys, version.ids, labels, strict=True):
+                if ckey in stored:
+                    # Copied into the new version, vector as is; the old point stays until the
+                    # new version is complete.
+                    plan.copied.append((stored[ckey], pid, doc.id, label))
                     report.chunks_kept += 1
                     continue
-                pending.doc_of[cid] = doc.id
-                pending.source_of[cid] = doc.source
-                pending.new.append((piece, cid))
+                if pid in pending.doc_of:
+                    report.chunks_kept += 1
+                    continue
+                pending.doc_of[pid] = doc.id
+                pending.key_of[pid] = ckey
+                pending.source_of[pid] = doc.source
+                pending.new.append((piece, pid))
             progress("split", n, len(docs))
         return pending
 
@@ -341,41 +355,34 @@ class Indexer:
         chunk_points = [
             StoredPoint(id=c.id, payload=c.payload, vector=v) for c, v in zip(plan.chunks, chunk_vecs, strict=True)
         ]
-        chunk_points += plan.refreshed + self._relabelled(plan, graph)
+        chunk_points += copied_points(plan.copied, plan.versions, self._generation)
         total = len(entity_points) + len(unit_points) + len(chunk_points)
         remaining = estimated_bytes([*entity_points, *unit_points, *chunk_points])
         done = 0
+        size = min(self._settings.write_batch, _WRITE_BATCH)
         # Order matters for crash safety: a chunk is written only after what it points to.
         for kind, points in ((ENTITIES, entity_points), (UNITS, unit_points), (CHUNKS, chunk_points)):
             name = collection_name(corpus, kind)
             if kind == CHUNKS:
                 # The last stop: past here chunks land and the run's documents become visible.
                 self._checkpoint("before storing chunks")
-                self._require_space(remaining)
-            for start in range(0, len(points), _WRITE_BATCH):
-                batch = points[start : start + _WRITE_BATCH]
+            for start in range(0, len(points), size):
+                batch = points[start : start + size]
                 if kind != CHUNKS:
                     self._checkpoint(f"while storing {kind}")
-                    self._require_space(remaining)
+                # Before every batch, chunks included: other programs fill the same disk, and a
+                # write into a full disk kills the process (SIGBUS). A run stopped between chunk
+                # batches serves none of its incomplete documents (cuerag.graph.serving).
+                self._require_space(remaining)
                 self._store.upsert(name, batch)
                 remaining -= estimated_bytes(batch)
                 done += len(batch)
                 progress("store", done, total)
-        # Replaced chunks go last, once their successors are stored.
-        self._store.delete(collection_name(corpus, CHUNKS), plan.stale_chunks)
+        # Replaced versions go last, once their successors are complete; in batches too, and a run
+        # killed among them leaves versions that lost already (never served, deleted when found).
+        for start in range(0, len(plan.stale_chunks), size):
+            self._store.delete(collection_name(corpus, CHUNKS), plan.stale_chunks[start : start + size])
         return Written(chunk_points, unit_points, entity_points, plan.stale_chunks)
-
-    def _relabelled(self, plan: RunPlan, graph: Graph) -> list[StoredPoint]:
-        """The unchanged chunks of replaced documents, with their new version's labels."""
-        if not plan.relabelled or graph.points is None:
-            return []
-        out = []
-        for cid, labels in plan.relabelled.items():
-            old = graph.points.chunks[cid]
-            payload = {k: v for k, v in old.payload.items() if k not in _LABELS} | labels
-            payload |= self._version_payload(plan, chunk_payload(old)["doc_id"])
-            out.append(StoredPoint(id=cid, payload=payload, vector=old.vector))
-        return out
 
     def _require_space(self, needed: int) -> None:
         if self._space is not None:

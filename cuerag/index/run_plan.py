@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from cuerag.graph.schema import ProvenancePayload
+from cuerag.index.doc_versions import DocVersion
 from cuerag.store.base import StoredPoint
 from cuerag.text.chunk import TextChunk
 
@@ -17,6 +18,7 @@ class Pieces:
     run_pieces: list[tuple[TextChunk, str]] = field(default_factory=list)
     new: list[tuple[TextChunk, str]] = field(default_factory=list)
     doc_of: dict[str, str] = field(default_factory=dict)  # new chunk id -> document id
+    key_of: dict[str, str] = field(default_factory=dict)  # new chunk id -> its content key
     provenance: dict[str, ProvenancePayload] = field(default_factory=dict)  # document id -> where it came from
     source_of: dict[str, str | None] = field(default_factory=dict)  # new chunk id -> document source
 
@@ -34,12 +36,10 @@ class RunPlan:
     unit_entities: dict[str, list[str]] = field(default_factory=dict)
     entities: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (name, label), new only
     kept_entities: set[str] = field(default_factory=set)  # existing entities the new units mention
+    # The points of the versions this run replaces: deleted once the new versions are stored.
     stale_chunks: list[str] = field(default_factory=list)
-    # Chunks of unchanged documents that now come from another file or file version, or whose
-    # document's metadata changed: rewritten with their stored vector and the new labels, nothing
-    # embedded.
-    refreshed: list[StoredPoint] = field(default_factory=list)
-    # Unchanged chunks of replaced documents: stored again, vector as is, as part of the new
-    # version (its labels, its file's provenance and metadata). Chunk id -> those labels.
-    relabelled: dict[str, dict[str, object]] = field(default_factory=dict)
-    versions: dict[str, tuple[str, int]] = field(default_factory=dict)  # doc id -> (version, chunks)
+    removed_content: int = 0  # chunks of replaced documents whose text is gone
+    # Chunks of the new versions whose content is stored already: (stored point, new point id,
+    # document id, the chunk's labels now). Stored again under the new id, vector as is.
+    copied: list[tuple[StoredPoint, str, str, dict[str, object]]] = field(default_factory=list)
+    versions: dict[str, DocVersion] = field(default_factory=dict)  # doc id -> the version it gets

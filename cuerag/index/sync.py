@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cuerag.errors import InputError, RequestTooLarge, first_line
+from cuerag.errors import Cancelled, InputError, RequestTooLarge, first_line
 from cuerag.graph.schema import chunk_payload
 from cuerag.graph.snapshot import Graph
 from cuerag.ingest.documents import JSON_SUFFIXES, Document, check_documents, dedupe_documents, parse_file
@@ -115,6 +115,7 @@ def plan_sync(
     limits: ReadLimits | None = None,
     budget: ByteBudget | None = None,
     known_failures: Mapping[str, str] | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> SyncPlan:
     """Read what changed and decide what goes (`shape`: see `file_hash`). With `strict`, the
     first bad file raises InputError (nothing has been written yet); otherwise it is listed in
@@ -136,6 +137,9 @@ def plan_sync(
     # moved folder is repointed.)
     claimed: dict[str, str] = {}
     for file in walk.entries:
+        # Reading and parsing 20,000 files takes many seconds: a cancel is seen at the next file.
+        if should_stop is not None and should_stop():
+            raise Cancelled("index run cancelled while reading the files: nothing was written")
         if isinstance(file, FileOutcome):  # could not be walked to: a loop, a dangling link
             _fail(plan, file, strict=strict, known=known)
             continue

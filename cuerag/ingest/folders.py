@@ -24,11 +24,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-import pathspec
 from pydantic import BaseModel, Field
 
-from cuerag.errors import InputError
+from cuerag.errors import Cancelled, InputError, RequestTooLarge
 from cuerag.ingest.formats import SUPPORTED_SUFFIXES, unsupported_format  # the formats the reader knows: one home
+from cuerag.ingest.globs import Patterns, compile_patterns, strict_patterns
+from cuerag.ingest.tree import walk_tree
 
 # Longer relative paths could not be a document id (Document.id holds 256 characters).
 _MAX_SOURCE = 256
@@ -100,24 +101,49 @@ def shown(path: str | Path) -> str:
     return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def walk_paths(paths: Sequence[str | Path], *, rules: WalkRules | None = None, check: FileCheck | None = None) -> Walk:
-    """Every indexable file under the given files and folders, in a stable order. Raises
+def walk_paths(
+    paths: Sequence[str | Path],
+    *,
+    rules: WalkRules | None = None,
+    check: FileCheck | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    skip: Sequence[Path] = (),
+    max_files: int | None = None,
+) -> Walk:
+    """Every indexable file under the given files and folders, in a stable order, each once (a
+    path given twice, or a file given and inside a folder given, is walked once). Raises
     InputError for a path that does not exist, and `check`'s refusal of a named path; a file that
-    `check` refuses inside a walked folder is recorded as failed, like any bad file."""
+    `check` refuses inside a walked folder is recorded as failed, like any bad file. Folders in
+    `skip` (the data directory) are never entered. `should_stop` is asked at every folder and
+    file: True raises Cancelled. More than `max_files` files is refused whole (RequestTooLarge)."""
     if not paths:
         raise InputError("no paths given")
     rules = rules or WalkRules()
     walk = Walk()
+    limit = _Limit(should_stop, max_files, walk)
+    skipped = {p.expanduser().resolve() for p in skip}
+    given: set[Path] = set()
     for raw in paths:
         if "\x00" in str(raw):  # os calls raise a bare ValueError on it
             raise InputError(f"path {str(raw)!r} holds a NUL character")
         path = Path(raw).expanduser()
-        if not path.exists() and not path.is_symlink():
+        try:
+            missing = not path.exists() and not path.is_symlink()
+        except OSError as exc:  # ENAMETOOLONG: a name over 255 bytes; the path is not echoed whole
+            start = shown(raw)[:80] + ("…" if len(shown(raw)) > 80 else "")
+            raise InputError(f"path {start!r} cannot be used: {exc.strerror or exc}") from None
+        if missing:
             raise InputError(f"path not found: {path}")
+        # The same path given again (paths=[folder] * 30) is walked once: thirty walks cost thirty
+        # times the time and memory for one result.
+        key = path.resolve() if path.is_dir() else path.parent.resolve() / path.name
+        if key in given:
+            continue
+        given.add(key)
         if path.is_dir():
             root = path.resolve()
             walk.scopes.append(root.as_posix())
-            _walk_folder(path, root, rules, check, walk)
+            _walk_folder(path, root, rules, check, walk, limit, skipped)
         else:
             root = path.parent.resolve()
             found = FoundFile(path=path, root=root, source=shown(path.name))
@@ -125,15 +151,57 @@ def walk_paths(paths: Sequence[str | Path], *, rules: WalkRules | None = None, c
             if path.suffix.lower() not in SUPPORTED_SUFFIXES:
                 walk.entries.append(FileOutcome(path=shown(path), reason=str(unsupported_format(None, path.suffix))))
                 continue
-            _add_file(found, check, walk, named=True)
+            limit.count_file()
+            _add_file(found, check, walk, limit, named=True)
+    _merge_duplicates(walk)
     return walk
 
 
-def _walk_folder(folder: Path, root: Path, rules: WalkRules, check: FileCheck | None, walk: Walk) -> None:
+class _Limit:
+    """A walk's cancellation check and file cap, asked at every folder and file."""
+
+    def __init__(self, should_stop: Callable[[], bool] | None, max_files: int | None, walk: Walk) -> None:
+        self._should_stop = should_stop
+        self._max_files = max_files
+        self._walk = walk
+        self._files = 0
+
+    def step(self) -> None:
+        if self._should_stop is not None and self._should_stop():
+            raise Cancelled("index run cancelled while walking the folders: nothing was written")
+
+    def count_file(self) -> None:
+        self.step()
+        self._files += 1
+        if self._max_files is not None and self._files > self._max_files:
+            raise RequestTooLarge(
+                f"this request names more than {self._max_files:,} files (CUERAG_MAX_FILES_PER_REQUEST); "
+                "index the folder in parts (its sub-folders, or with include / exclude globs), or raise the limit"
+            )
+
+
+def _merge_duplicates(walk: Walk) -> None:
+    """One entry per file location: a file given by name and also found in a folder given."""
+    seen: set[str] = set()
+    kept: list[FoundFile | FileOutcome] = []
+    for entry in walk.entries:
+        key = entry.location if isinstance(entry, FoundFile) else f"failed:{entry.path}"
+        if key in seen:
+            continue
+        seen.add(key)
+        kept.append(entry)
+    walk.entries = kept
+    walk.scopes = list(dict.fromkeys(walk.scopes))
+
+
+def _walk_folder(
+    folder: Path, root: Path, rules: WalkRules, check: FileCheck | None, walk: Walk, limit: _Limit, skip: set[Path]
+) -> None:
     selected = _Globs(rules)
-    ignores: list[tuple[str, pathspec.PathSpec]] = []  # (folder relative to root, its .gitignore)
+    ignores: list[tuple[str, Patterns]] = []  # (folder relative to root, its .gitignore)
     found: list[FoundFile] = []
-    for here, dirs, names in os.walk(folder, onerror=lambda exc: _unreadable_folder(exc, walk)):
+    tree = walk_tree(folder, onerror=lambda exc: _unreadable_folder(exc, walk), stop=limit.step)
+    for here, dirs, names in tree:
         rel_here = Path(here).relative_to(folder).as_posix()
         rel_here = "" if rel_here == "." else rel_here
         if rules.gitignore and ".gitignore" in names:
@@ -145,8 +213,12 @@ def _walk_folder(folder: Path, root: Path, rules: WalkRules, check: FileCheck | 
             rel = _join(rel_here, name)
             if _skipped(rel, name, is_dir=True, rules=rules, globs=selected, ignores=ignores):
                 continue
+            # The data directory under an allowed root: its store files are never documents, and
+            # walking them would read what another corpus holds.
+            if skip and (Path(here) / name).resolve() in skip:
+                continue
             kept_dirs.append(name)
-        dirs[:] = kept_dirs  # os.walk descends only into what is left here
+        dirs[:] = kept_dirs  # the walk descends only into what is left here
         for name in names:
             rel = _join(rel_here, name)
             if _skipped(rel, name, is_dir=False, rules=rules, globs=selected, ignores=ignores):
@@ -157,13 +229,15 @@ def _walk_folder(folder: Path, root: Path, rules: WalkRules, check: FileCheck | 
             if suffix not in SUPPORTED_SUFFIXES:
                 walk.passed_over[suffix] = walk.passed_over.get(suffix, 0) + 1
                 continue
+            limit.count_file()
             found.append(FoundFile(path=Path(here) / name, root=root, source=shown(rel)))
     for file in sorted(found, key=lambda f: f.source):
-        _add_file(file, check, walk)
+        _add_file(file, check, walk, limit)
 
 
-def _add_file(file: FoundFile, check: FileCheck | None, walk: Walk, *, named: bool = False) -> None:
+def _add_file(file: FoundFile, check: FileCheck | None, walk: Walk, limit: _Limit, *, named: bool = False) -> None:
     """Take a file if it is a regular file (through any symlinks), else record why not."""
+    limit.step()
     try:
         mode = file.path.stat().st_mode  # follows symlinks: a loop or a dangling link raises here
     except OSError as exc:
@@ -211,7 +285,7 @@ def _unreadable_folder(exc: OSError, walk: Walk) -> None:
     walk.entries.append(FileOutcome(path=shown(exc.filename or "?"), reason=f"folder {_os_reason(exc)}"))
 
 
-def _read_gitignore(path: Path, walk: Walk) -> pathspec.PathSpec | None:
+def _read_gitignore(path: Path, walk: Walk) -> Patterns | None:
     """The rules of a folder's .gitignore, read as git reads it: a symbolic link is not followed
     (git stopped following them in 2.32; here it could point outside the allowed roots), anything
     but a regular file is passed over without blocking (a FIFO), a file over
@@ -240,20 +314,15 @@ def _read_gitignore(path: Path, walk: Walk) -> pathspec.PathSpec | None:
         return None
     finally:
         os.close(fd)
-    patterns: list[str] = []
-    bad: list[int] = []
-    for number, line in enumerate(raw.decode("utf-8", errors="replace").splitlines(), start=1):
-        try:
-            pathspec.GitIgnoreSpec.from_lines([line])
-        except ValueError:  # pathspec's GitIgnorePatternError; git too skips a line it cannot read
-            bad.append(number)
-            continue
-        patterns.append(line)
-    if bad:
-        lines = ", ".join(map(str, bad[:10])) + (" …" if len(bad) > 10 else "")
-        reason = f"not a valid pattern on line {lines}; those lines are ignored"
-        walk.warnings.append(FileOutcome(path=shown(path), reason=reason))
-    return pathspec.GitIgnoreSpec.from_lines(patterns)
+    compiled = compile_patterns(raw.decode("utf-8", errors="replace").splitlines())
+    # Grouped by reason, each with its first line numbers: a warning line, not a list of every line.
+    by_reason: dict[str, list[int]] = {}
+    for refused in compiled.refused:
+        by_reason.setdefault(refused.reason, []).append(refused.index + 1)
+    for reason, numbers in by_reason.items():
+        lines = ", ".join(map(str, numbers[:10])) + (" …" if len(numbers) > 10 else "")
+        walk.warnings.append(FileOutcome(path=shown(path), reason=f"{reason} on line {lines}; those lines are ignored"))
+    return compiled
 
 
 def _join(folder: str, name: str) -> str:
@@ -267,7 +336,7 @@ def _skipped(
     is_dir: bool,
     rules: WalkRules,
     globs: _Globs,
-    ignores: list[tuple[str, pathspec.PathSpec]],
+    ignores: list[tuple[str, Patterns]],
 ) -> bool:
     if not rules.hidden and name.startswith("."):
         return True
@@ -287,8 +356,8 @@ class _Globs:
     """The include / exclude globs of a walk, in gitignore syntax."""
 
     def __init__(self, rules: WalkRules) -> None:
-        self._include = pathspec.GitIgnoreSpec.from_lines(rules.include) if rules.include else None
-        self._exclude = pathspec.GitIgnoreSpec.from_lines(rules.exclude) if rules.exclude else None
+        self._include = strict_patterns(rules.include, "include") if rules.include else None
+        self._exclude = strict_patterns(rules.exclude, "exclude") if rules.exclude else None
 
     def excluded(self, rel: str, *, is_dir: bool) -> bool:
         return self._exclude is not None and self._exclude.match_file(rel + "/" if is_dir else rel)

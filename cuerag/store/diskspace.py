@@ -9,12 +9,12 @@ batch, since other programs use the same disk.
 from __future__ import annotations
 
 import json
-import shutil
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cuerag.errors import StorageFullError
+from cuerag.errors import StorageFullError, StorageUnwritableError
 from cuerag.store.base import StoredPoint
 
 FreeBytes = Callable[[Path], int]
@@ -30,10 +30,19 @@ MB = 1 << 20
 
 def disk_free(path: Path) -> int:
     """Free bytes for an unprivileged writer on the filesystem holding `path` (or its nearest
-    existing parent)."""
+    existing parent). A filesystem mounted read-only (as `errors=remount-ro` does after a disk
+    error) raises StorageUnwritableError: the store's next write through its memory map would
+    kill the process with SIGBUS, with no log line."""
     while not path.exists() and path.parent != path:
         path = path.parent
-    return shutil.disk_usage(path).free
+    info = os.statvfs(path)
+    if info.f_flag & os.ST_RDONLY:
+        raise StorageUnwritableError(
+            f"the filesystem of {path} is mounted read-only, so the index cannot be written; remount it "
+            "read-write (or free the disk error that made it read-only), then run it again. Earlier data is "
+            "intact; a rerun completes this run."
+        )
+    return info.f_bavail * info.f_frsize
 
 
 def estimated_bytes(points: Sequence[StoredPoint]) -> int:

@@ -34,6 +34,7 @@ from qdrant_edge import (
 
 from cuerag.errors import StoreError
 from cuerag.store.base import Hit, PointFilter, StoredPoint
+from cuerag.store.disk_errors import disk_error
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -54,6 +55,9 @@ def _named_errors(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
             except Exception as exc:
                 name = next((a for a in args[1:] if isinstance(a, str)), "")
                 target = f" {name!r}" if name else ""
+                disk = disk_error(exc, f"{what}{target}")
+                if disk is not None:
+                    raise disk from exc
                 raise StoreError(f"the embedded store could not {what}{target}: {type(exc).__name__}: {exc}") from exc
 
         return run

@@ -225,3 +225,229 @@ def test_a_watch_does_not_follow_a_link_to_a_folder(tmp_path: Path) -> None:
     (root / "link").symlink_to(big)
     watched = _folders(root.resolve(), WalkRules(), tmp_path / "data")
     assert watched == [root.resolve(), root.resolve() / "sub"]
+
+
+# ---- issue 29: inputs that must not stall a run -----------------------------------------------
+
+# Python's regular expressions backtrack on it: each further `*?` pair about six times slower.
+CATASTROPHIC_GLOB = "*?*?*?*?*?*?*?*?*?*?*?*?!"
+
+_WALK_IN_A_CHILD = """
+import sys, time
+from pathlib import Path
+from cuerag.ingest.folders import WalkRules, walk_paths
+folder, exclude = sys.argv[1], sys.argv[2:]
+started = time.perf_counter()
+walk = walk_paths([Path(folder)], rules=WalkRules(exclude=tuple(exclude)))
+print(len(walk.files), [w.reason for w in walk.warnings], round(time.perf_counter() - started, 3))
+"""
+
+
+def _walk_in_a_child(folder: Path, *exclude: str, seconds: float = 20) -> str:
+    """The walk in its own process, killed after `seconds`: a backtracking match holds the GIL, so
+    a thread could neither be timed out nor stopped."""
+    import subprocess
+    import sys
+
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _WALK_IN_A_CHILD, str(folder), *exclude],
+            capture_output=True,
+            text=True,
+            timeout=seconds,
+            cwd=Path(__file__).parent.parent,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the walk took over {seconds} s")
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip()
+
+
+@pytest.mark.parametrize("where", ["gitignore", "exclude"])
+def test_a_catastrophic_glob_is_matched_in_linear_time(tmp_path: Path, where: str) -> None:
+    """Issue 29, item 2: the 25-character glob froze the server (exponential backtracking)."""
+    folder = tmp_path / "docs"
+    for n in range(20):
+        write(folder / f"{'a' * 40}-{n}.md", f"# Note {n}\n\nText {n}.\n")
+    if where == "gitignore":
+        write(folder / ".gitignore", CATASTROPHIC_GLOB + "\n")
+        out = _walk_in_a_child(folder)
+    else:
+        out = _walk_in_a_child(folder, CATASTROPHIC_GLOB)
+    count, _, seconds = out.rpartition(" ")
+    assert count.startswith("20 ")  # no name ends in '!': nothing is left out
+    assert float(seconds) < 5, out
+
+
+def test_refused_gitignore_lines_are_told_and_the_rest_obeyed(tmp_path: Path) -> None:
+    from cuerag.ingest.globs import MAX_PATTERN_CHARS
+
+    write(tmp_path / ".gitignore", "drafts/\n" + "a" * (MAX_PATTERN_CHARS + 1) + "\n")
+    write(tmp_path / "drafts" / "plan.md", "draft")
+    write(tmp_path / "notes" / "a.md", "a")
+    walk = walk_within(tmp_path)
+    assert [f.source for f in walk.files] == ["notes/a.md"]
+    assert [w.reason for w in walk.warnings] == [
+        f"longer than {MAX_PATTERN_CHARS} characters on line 2; those lines are ignored"
+    ]
+
+
+def test_a_gitignore_of_many_lines_keeps_the_last_match_rule(tmp_path: Path) -> None:
+    # Over one RE2 set's worth of lines: the patterns are split in blocks, the last match decides.
+    lines = [f"skip-{n}-*.md" for n in range(1000)] + ["*.md", "!keep.md"]
+    write(tmp_path / ".gitignore", "\n".join(lines) + "\n")
+    for name in ("keep.md", "skip-3-x.md", "other.md"):
+        write(tmp_path / name, name)
+    assert [f.source for f in walk_within(tmp_path).files] == ["keep.md"]
+
+
+def test_a_folder_nested_a_thousand_levels_deep_is_walked(tmp_path: Path) -> None:
+    """Issue 29, item 6: os.walk recursed once per level and the run died with RecursionError."""
+    deep = tmp_path / "root"
+    here = deep
+    deep.mkdir()
+    for _ in range(1100):  # one level at a time: Path.mkdir(parents=True) recurses too
+        here = here / "d"
+        here.mkdir()
+    (here / "bottom.md").write_text("# Bottom\n\nThe deepest note.\n")
+    write(deep / "top.md", "# Top\n\nThe top note.\n")
+    try:
+        walk = walk_within(deep)
+        watched = _folders(deep.resolve(), WalkRules(), tmp_path / "data")
+    finally:
+        _remove_deep(deep)  # pytest's own clean-up (shutil.rmtree) recurses once per level
+    assert [f.source for f in walk.files] == ["top.md"]
+    # Reached, and refused for what it is: its id would be 2,200 characters long.
+    assert [(Path(f.path).name, f.reason) for f in walk.failed] == [
+        ("bottom.md", "path relative to the root is over 256 characters")
+    ]
+    assert len(watched) == 1101
+
+
+def _remove_deep(top: Path) -> None:
+    """Remove a tree without recursion: folders deepest first."""
+    folders, pending = [], [str(top)]
+    while pending:
+        here = pending.pop()
+        folders.append(here)
+        with os.scandir(here) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
+                else:
+                    os.unlink(entry.path)
+    for folder in reversed(folders):
+        os.rmdir(folder)
+
+
+def test_duplicate_paths_are_walked_once(tmp_path: Path) -> None:
+    """Issue 29, item 4: paths=[folder] * 30 walked, read and parsed the folder thirty times."""
+    for n in range(5):
+        write(tmp_path / "docs" / f"n{n}.md", f"# N{n}\n\nText.\n")
+    folder = tmp_path / "docs"
+    walk = walk_paths([folder] * 30 + [folder / "n1.md", str(folder) + "/"])
+    assert [f.source for f in walk.files] == [f"n{n}.md" for n in range(5)]
+    assert walk.scopes == [folder.resolve().as_posix(), f"{folder.resolve().as_posix()}/n1.md"]
+
+
+def test_the_walk_sees_a_cancel_at_every_folder(tmp_path: Path) -> None:
+    from cuerag.errors import Cancelled
+
+    for n in range(30):
+        write(tmp_path / f"f{n}" / "a.md", "a")
+    asked = 0
+
+    def should_stop() -> bool:
+        nonlocal asked
+        asked += 1
+        return asked > 5
+
+    with pytest.raises(Cancelled, match="walking"):
+        walk_paths([tmp_path], should_stop=should_stop)
+    assert asked == 6
+
+
+def test_a_request_over_the_file_cap_is_refused_whole(tmp_path: Path) -> None:
+    from cuerag.errors import RequestTooLarge
+
+    for n in range(12):
+        write(tmp_path / f"n{n}.md", "a")
+    with pytest.raises(RequestTooLarge, match=r"more than 10 files.*CUERAG_MAX_FILES_PER_REQUEST"):
+        walk_paths([tmp_path], max_files=10)
+    assert len(walk_paths([tmp_path], max_files=12).files) == 12
+
+
+def test_reading_and_parsing_see_a_cancel_at_every_file(engine: CueRag, tmp_path: Path) -> None:
+    from cuerag.errors import Cancelled
+    from cuerag.index.sync import plan_sync
+
+    for n in range(20):
+        write(tmp_path / "docs" / f"n{n}.md", f"# N{n}\n\nText {n}.\n")
+    walk = walk_paths([tmp_path / "docs"])
+    asked = 0
+
+    def should_stop() -> bool:
+        nonlocal asked
+        asked += 1
+        return asked > 3
+
+    with pytest.raises(Cancelled, match="reading"):
+        plan_sync(walk, None, sync=False, strict=False, should_stop=should_stop)
+    assert asked == 4
+
+
+def test_the_data_directory_under_a_folder_is_never_walked(models: object, tmp_path: Path) -> None:
+    """Issue 29, item 8: with the data directory inside the folder, its files were walked."""
+    from cuerag.config import Settings
+
+    folder = tmp_path / "notes"
+    write(folder / "a.md", "# A\n\nAda wrote notes.\n")
+    write(folder / "data" / "stray.md", "# Stray\n\nNot a note.\n")  # inside the data directory
+    engine = CueRag(Settings(data_dir=folder / "data"), models=models)  # type: ignore[arg-type]
+    try:
+        report = engine.index_paths("notes", [folder])
+        assert [Path(f.path).name for f in report.added] == ["a.md"]
+        assert report.failed == [] and set(engine.graph("notes").chunk_docs) == {"a.md"}
+    finally:
+        engine.close()
+
+
+def test_a_report_lists_the_first_files_and_counts_them_all(engine: CueRag, tmp_path: Path) -> None:
+    """Issue 29, item 7: a no-change sync of 2,000 files returned 149 KB listing each."""
+    from cuerag.index.report_bounds import REPORTED_FILES
+
+    folder = tmp_path / "docs"
+    count = REPORTED_FILES + 30
+    for n in range(count):
+        write(folder / f"n{n:03}.md", f"# N{n}\n\nNote {n} is about town {n}.\n")
+    for n in range(REPORTED_FILES + 5):
+        write(folder / f"bad{n:03}.json", "{ not json")
+    first = engine.index_paths("bounded", [folder])
+    assert (len(first.added), first.files["added"]) == (REPORTED_FILES, count)
+    assert (len(first.failed), first.files["failed"]) == (REPORTED_FILES, REPORTED_FILES + 5)
+    again = engine.index_paths("bounded", [folder], sync=True)
+    assert (len(again.skipped), again.files["skipped"], again.lists_cut) == (REPORTED_FILES, count, True)
+    assert len(again.model_dump_json()) < 40_000
+    full = engine.index_paths("bounded", [folder], sync=True, full_report=True)
+    assert len(full.skipped) == count and not full.lists_cut
+
+
+def test_an_error_for_every_file_failing_is_bounded(engine: CueRag, tmp_path: Path) -> None:
+    from cuerag.errors import NothingIndexed
+
+    for n in range(500):
+        write(tmp_path / "docs" / f"bad{n:03}.json", "{ not json")
+    with pytest.raises(NothingIndexed) as failed:
+        engine.index_paths("all-bad", [tmp_path / "docs"])
+    assert len(failed.value.failed) == 500  # all of them for the caller that wants them
+    assert len(str(failed.value)) < 4_000 and str(failed.value).endswith("and 490 more files that failed")
+
+
+def test_a_name_over_255_bytes_is_refused_clearly_at_the_command_line_too(tmp_path: Path) -> None:
+    """Issue 29, item 8: `Path.exists` raised OSError (ENAMETOOLONG): a traceback, not a refusal."""
+    from cuerag.errors import InputError
+
+    name = "n" * 300
+    with pytest.raises(InputError, match="File name too long") as refused:
+        walk_paths([tmp_path / name / "x.md"])
+    assert name not in str(refused.value)

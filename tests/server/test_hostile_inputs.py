@@ -1118,3 +1118,160 @@ async def test_mcp_one_request_reads_at_most_max_request_bytes(models: Models, t
         assert "capped" not in json.dumps(await ok(client, "list_corpora"))  # nothing was written
         report = await ok(client, "index_corpus", corpus="capped", paths=[str(root / "note-0.txt")])
         assert report["documents_added"] == 1
+
+
+# ---- issue 29: paths, disks and outputs ----------------------------------------------------------
+
+
+async def test_mcp_a_path_of_a_million_segments_is_refused_at_once(mcp: Mcp) -> None:
+    """Issue 29, item 3: the allowed-roots check resolved it on the event loop for 282 s."""
+    started = anyio.current_time()
+    with anyio.fail_after(30):
+        text = await refused(
+            mcp.client,
+            "index_corpus",
+            ["`paths[0]`", "4096"],
+            corpus="long",
+            paths=[str(mcp.root) + "/" + "a/" * 1_000_000],
+        )
+    assert anyio.current_time() - started < 10, text
+    many = str(mcp.root) + "/" + "a/" * 1500  # under 4,096 characters, over 1,024 segments
+    await refused(mcp.client, "index_corpus", ["segments", "at most 1,024"], corpus="long", paths=[many])
+
+
+async def test_mcp_the_allowed_roots_check_runs_off_the_event_loop(mcp: Mcp, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    index_tool = sys.modules["tools.index_corpus"]  # `tools.index_corpus` the attribute is the tool
+    loop_thread = threading.get_ident()
+    threads: list[int] = []
+    real = index_tool.check_allowed
+
+    def spy(path: str, roots: list[Path], *, walked: bool = False) -> Path:
+        threads.append(threading.get_ident())
+        return real(path, roots, walked=walked)
+
+    monkeypatch.setattr(index_tool, "check_allowed", spy)
+    await fails(mcp.client, "index_corpus", corpus="spy", paths=["/etc/passwd"])
+    assert threads and loop_thread not in threads
+
+
+async def test_mcp_a_name_over_255_bytes_is_refused_clearly_and_not_logged_whole(
+    mcp: Mcp, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 29, item 8: a bare tool error, and the full path in the log."""
+    name = "n" * 300
+    path = f"{mcp.root}/{name}/x.md"
+    text = await refused(
+        mcp.client, "index_corpus", ["name of 300 bytes", "at most 255 bytes"], corpus="names", paths=[path]
+    )
+    assert name not in text
+    assert name not in caplog.text
+
+
+def test_resource_links_are_left_out_for_ids_the_sdk_would_refuse() -> None:
+    """Issue 29, item 8: ids such as `C:notes.md` or `a\\..\\..\\b` got links the SDK refused."""
+    from tools.resources import linkable
+
+    for doc_id in ("C:notes.md", "a\\..\\..\\b", "c:\\x", "..\\b", "a/../b", "/abs", "x\x00"):
+        assert not linkable(doc_id), doc_id
+    for doc_id in ("notes/a.md", "oslo", "a..b/c.md", "C-notes.md"):
+        assert linkable(doc_id), doc_id
+
+
+async def test_mcp_link_entities_is_bounded_at_its_maxima(mcp: Mcp) -> None:
+    """Issue 29, item 7: at its maxima link_entities returned 614 KB."""
+    cities = "Oslo Bergen Paris London Tokyo Berlin Madrid Rome Vienna Prague Warsaw Lisbon Dublin Athens Cairo"
+    cities += (
+        " Lagos Nairobi Lima Quito Havana Boston Chicago Denver Seattle Toronto Montreal Sydney Perth Delhi Mumbai"
+    )
+    query = " ".join(f"{city} is a city." for city in cities.split())  # 30 entities for NER
+    result = await ok(mcp.client, "link_entities", corpus=BASE, query=query, k=50)
+    assert len(json.dumps(result)) < 100_000
+    assert len(result["mentions"]) <= 20 and "entities; the first 20 are linked" in (result["note"] or "")
+
+
+def test_disk_filling_during_the_chunk_writes_stops_the_run_before_the_next_batch(
+    models: Models, tmp_path: Path
+) -> None:
+    """Issue 29, item 5: the free-space check ran once before the chunk batches, not before each."""
+    from cuerag.errors import StorageFullError
+    from cuerag.graph.schema import CHUNKS, collection_name
+
+    disk = FillingDisk()
+    engine = CueRag(Settings(data_dir=tmp_path / "data", write_batch=16), models=models, free_bytes=disk)
+    try:
+        engine.index_documents(BASE, [make_document(d["title"], d["text"], d["id"]) for d in BASE_DOCS])
+        chunk_writes = 0
+        real = engine.store.upsert
+
+        def upsert(name: str, points: Any) -> None:
+            nonlocal chunk_writes
+            real(name, points)
+            if name == collection_name(BASE, CHUNKS):
+                chunk_writes += 1
+                disk.readings_left = 0  # another program fills the disk after the first chunk batch
+
+        engine.store.upsert = upsert  # type: ignore[method-assign]
+        docs = [make_document(f"Halt {n}", f"Halt {n} is a railway stop on line {n}.", f"halt-{n}") for n in range(60)]
+        with pytest.raises(StorageFullError, match=r"10\.0 MB free"):
+            engine.index_documents(BASE, docs)
+        assert chunk_writes == 1  # stopped before the second chunk batch
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (OSError(28, "No space left on device"), ["the disk is full", "free space", "a rerun completes"]),
+        (RuntimeError("Service internal error: Read-only file system (os error 30)"), ["cannot be written", "remount"]),
+    ],
+)
+async def test_mcp_a_store_that_fails_for_its_disk_is_a_clean_refusal(
+    models: Models, tmp_path: Path, error: Exception, expected: list[str]
+) -> None:
+    """Issue 29, item 5: the store's ENOSPC / EROFS reached the client as a bare error, and a failed
+    first run left an empty corpus listed."""
+    from cuerag.store.edge_store import EdgeStore
+
+    calls = 0
+    real = EdgeStore.upsert.__wrapped__  # type: ignore[attr-defined]
+
+    def failing(self: Any, name: str, points: Any) -> None:
+        nonlocal calls
+        calls += 1
+        if name.endswith("--chunks"):
+            raise error
+        real(self, name, points)
+
+    patch = pytest.MonkeyPatch()
+    from cuerag.store import edge_store
+
+    patch.setattr(EdgeStore, "upsert", edge_store._named_errors("write to collection")(failing))
+    try:
+        async with Client(own_server(models, tmp_path / "data")) as client:
+            text = await fails(client, "index_corpus", corpus="c", documents=BASE_DOCS)
+            assert [e for e in expected if e not in text] == [], text
+            assert (await ok(client, "list_corpora"))["corpora"] == []  # no empty corpus left
+    finally:
+        patch.undo()
+
+
+def test_a_read_only_filesystem_is_refused_before_any_write(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from cuerag.errors import StorageUnwritableError
+    from cuerag.store import diskspace
+
+    real = os.statvfs
+
+    class ReadOnly:
+        def __init__(self, info: os.statvfs_result) -> None:
+            self._info = info
+            self.f_flag = info.f_flag | os.ST_RDONLY
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._info, name)
+
+    monkeypatch.setattr(diskspace.os, "statvfs", lambda path: ReadOnly(real(path)))
+    with pytest.raises(StorageUnwritableError, match="mounted read-only"):
+        diskspace.disk_free(tmp_path)

@@ -1,0 +1,29 @@
+"""Index reports of a bounded size, whatever the number of files.
+
+A report lists files by what happened to them; a no-change sync of 2,000 files listed all 2,000 as
+unchanged (149 KB as structured content, and as much again as text), and 2,000 unreadable files
+made an error of 194 KB. So a report gives every count (`files`) and lists the first
+`REPORTED_FILES` of each kind; the full lists are there on request (`full_report`).
+"""
+
+from __future__ import annotations
+
+from cuerag.index.report import IndexReport
+
+REPORTED_FILES = 100
+FILE_LISTS = ("added", "changed", "removed", "skipped", "failed", "warnings")
+
+
+def count_files(report: IndexReport) -> None:
+    """Record how many files each list holds, before any list is cut."""
+    report.files = {name: len(getattr(report, name)) for name in FILE_LISTS}
+
+
+def cut_lists(report: IndexReport, limit: int = REPORTED_FILES) -> IndexReport:
+    """The report with each file list cut to its first `limit` entries (`files` keeps the counts)."""
+    if not report.files:
+        count_files(report)
+    cut = {name: getattr(report, name)[:limit] for name in FILE_LISTS if len(getattr(report, name)) > limit}
+    if not cut:
+        return report
+    return report.model_copy(update={**cut, "lists_cut": True})
