@@ -64,6 +64,21 @@ def _published(schema: Any) -> Any:
     return schema
 
 
+def _inlined(schema: Any, defs: dict[str, Any]) -> Any:
+    """The schema with each local `$ref` replaced by its definition, and no `$defs`: Gemini (and
+    clients that forward to it) cannot resolve references, so a `documents` item typed by
+    reference reached the model as no type at all. The tools' models are not recursive."""
+    if isinstance(schema, dict):
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.removeprefix("#/$defs/") in defs:
+            rest = {k: v for k, v in schema.items() if k != "$ref"}
+            return _inlined({**defs[ref.removeprefix("#/$defs/")], **rest}, defs)
+        return {k: _inlined(v, defs) for k, v in schema.items() if k != "$defs"}
+    if isinstance(schema, list):
+        return [_inlined(v, defs) for v in schema]
+    return schema
+
+
 class CueTool(Tool):
     # The whole argument schema, size guards included: what errors are explained against.
     checked_schema: dict[str, Any] = Field(default_factory=dict, exclude=True)
@@ -110,7 +125,7 @@ def make_tool(spec: ToolSpec, *, llm: bool = False) -> CueTool:
     # Unknown arguments are refused by the argument model with a message naming the right ones;
     # `additionalProperties: false` in every schema would say it again in `tools/list`.
     checked = _without_titles(base.parameters)
-    published = _published(checked)
+    published = _published(_inlined(checked, checked.get("$defs", {})))
     if not llm:
         # An argument the server cannot honour is not offered; sent anyway, the tool says why not.
         for name in spec.llm_args:

@@ -88,36 +88,40 @@ async def run_engine(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 
 # The engine checks a name in full (1-64 letters, digits, '-' or '_') and says so; the schema keeps
-# only the bound that stops a long string before it reaches the engine.
-Corpus = Annotated[str, Field(max_length=64)]
-Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS)]
-TopK = Annotated[int, Field(ge=1, le=50)]
+# only the bound that stops a long string before it reaches the engine. Every argument carries a
+# description, however short: Claude Desktop and Cursor show the model the schema, never the
+# server's instructions (tests/tools/test_mcp_schemas.py holds every tool to it).
+Corpus = Annotated[str, Field(max_length=64, description="Corpus name.")]
+Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The question.")]
+TopK = Annotated[int, Field(ge=1, le=50, description="How many.")]
 UnitIds = Annotated[list[str], Field(max_length=200, description="Unit ids to skip.")]
 SubtractIds = Annotated[
     list[str],
-    Field(max_length=50, description="Unit ids to subtract from the query."),
+    Field(max_length=50, description="Unit ids to subtract."),
 ]
 
 
 # The filter every retrieval tool takes. Its schema is written out here, compact, because it is
-# repeated in each of those tools' schemas in `tools/list`: the field names and types, no
-# descriptions (the server's instructions and docs/mcp.md say what each does; `DocFilter` checks the
-# values and its errors name them), and no `"default": null`, which says nothing an optional
-# property does not.
+# repeated in each of those tools' schemas in `tools/list` (seven times): typed arrays (VS Code
+# refuses an array without `items`) and a few words each, the semantics a model cannot guess
+# (all conditions hold, tags match any); `DocFilter` checks the values and its errors name them.
+# No `"default": null`, which says nothing an optional property does not.
 def _no_default(schema: dict[str, Any]) -> None:
     schema.pop("default", None)
 
 
+_STRINGS = {"type": "array", "items": {"type": "string"}}
 Filter = Annotated[
     DocFilter | None,
     WithJsonSchema(
         {
             "type": "object",
+            "description": "Documents matching all given.",
             "properties": {
-                "doc_ids": {"type": "array"},
-                "path_prefix": {"type": "string"},
-                "path_glob": {"type": "string"},
-                "tags": {"type": "array"},
+                "doc_ids": {**_STRINGS, "description": "Ids."},
+                "path_prefix": {"type": "string", "description": "Path prefix."},
+                "path_glob": {"type": "string", "description": "fnmatch glob."},
+                "tags": {**_STRINGS, "description": "Any of these tags."},
             },
         }
     ),
