@@ -118,6 +118,24 @@ async def test_retrieval_results_link_each_hit_to_its_document(notes: Notes) -> 
     assert links(listed) == [document_uri(CORPUS, d) for d in sorted(NOTES)]
 
 
+@pytest.mark.parametrize("detail", ["compact", "full"])
+async def test_each_hit_cites_and_links_the_same_in_text_and_structured_content(notes: Notes, detail: str) -> None:
+    """Claude Code gives the model only the structured content, claude.ai only the text: each
+    hit's source, section and document URI must be in both (issue 31)."""
+    result = await notes.client.call_tool("q_iter", {"corpus": CORPUS, "query": QUESTION, "detail": detail})
+    assert not result.is_error and result.structured_content is not None
+    text = result.content[0].text  # type: ignore[union-attr]
+    hits = result.structured_content["chunks"]
+    assert hits
+    for hit in hits:
+        uri = document_uri(CORPUS, hit["doc_id"])
+        assert hit["uri"] == uri and uri in links(result)
+        source, section = hit["citation"]["source"], hit["citation"].get("section", [])
+        assert source == hit["doc_id"], hit
+        cite = " › ".join([source, *section])
+        assert f"cite: {cite} · {uri}" in text, (cite, text)
+
+
 async def test_every_retrieval_tool_keeps_to_the_filter(notes: Notes) -> None:
     clubs = {"tags": ["football"]}
     for tool in ("q_iter", "dense_search"):
