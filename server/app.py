@@ -20,6 +20,7 @@ from cuerag.llm.redact import redact_values
 from server.config import ServerSettings
 from server.tool_adapter import make_tool
 from tools import TOOLS, AppState, ToolSpec
+from tools.common import llm_is_remote
 from tools.jobs import JobLimits, Jobs
 from tools.resources import DOCUMENT_TEMPLATE, read_document_resource
 
@@ -46,7 +47,7 @@ list_documents shows what a corpus holds. Hits link their document as a resource
 (cuerag://{corpus}/documents/{doc_id}); read_document reads a window around a chunk.
 
 index_corpus with background=true (or watch=true, to keep a folder in sync) returns a job at once:
-job_status polls it, waits for it (wait_s) or stops it (cancel=true)."""
+job_status polls it or waits for it (wait_s); cancel_job stops it."""
 
 
 @dataclass
@@ -125,7 +126,11 @@ def build_server(
         lifespan=lifespan,
         log_level="WARNING",
         tools=[
-            make_tool(spec, llm=engine_settings.llm_provider != "none")
+            make_tool(
+                spec,
+                llm=engine_settings.llm_provider != "none",
+                open_world=llm_is_remote(engine_settings) and spec.calls_llm(engine_settings),
+            )
             for spec in TOOLS
             if _listed(spec, engine_settings, server_settings)
         ],

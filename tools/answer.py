@@ -9,11 +9,12 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from cuerag import make_params
-from tools.common import READ_ONLY, AppState, Corpus, Filter, Query, run_engine, state_of, tool
+from tools.common import READ_ONLY, AppState, Corpus, Filter, Query, always, run_engine, state_of, tool
 from tools.rendering import CompactAnswer, Detail, LinkedAnswer, shaped_answer
 
 
-@tool("answer", "Answer a question with the server's LLM", READ_ONLY, needs_llm=True)
+# The passages go to the LLM with the question.
+@tool("answer", "Answer a question with the server's LLM", READ_ONLY, needs_llm=True, calls_llm=always)
 async def answer(
     corpus: Corpus,
     question: Query,

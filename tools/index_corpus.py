@@ -82,6 +82,7 @@ def check_allowed(path: str, roots: list[Path], *, walked: bool = False) -> Path
     "Index documents",
     ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
     write=True,
+    calls_llm=lambda s: s.alpha > 0,  # hybrid extraction sends chunks to the LLM
 )
 async def index_corpus(
     corpus: Corpus,

@@ -19,7 +19,7 @@ from cuerag.config import (
 )
 from cuerag.retrieval.filters import DocFilter
 from cuerag.retrieval.results import Method
-from tools.common import READ_ONLY, AppState, Corpus, Filter, Query, run_engine, state_of, tool
+from tools.common import READ_ONLY, AppState, Corpus, Filter, Query, always, run_engine, state_of, tool
 from tools.rendering import CompactResult, Detail, LinkedResult, shaped_result
 
 # Defaults and ranges come from the one declaration in cuerag.config.
@@ -46,7 +46,8 @@ async def retrieve(
     return await run_engine(run)
 
 
-@tool("q_iter", "Multi-hop retrieval", READ_ONLY, llm_args=("llm_entities",))
+# With llm_entities the query goes to the LLM.
+@tool("q_iter", "Multi-hop retrieval", READ_ONLY, llm_args=("llm_entities",), calls_llm=always)
 async def q_iter(
     corpus: Corpus,
     query: Query,
