@@ -1,5 +1,8 @@
 """Builds the MCP server: the lifespan that loads models and the store once, the tools from the
-registry (write tools left out in read-only mode) and the configuration resource."""
+registry (write tools left out in read-only mode), the document resources with their completions,
+the research prompt and the configuration resource. Capabilities are what is served: no list ever
+changes while the server runs and no resource is watched, so none of the change notifications or
+subscriptions is offered, and the fixed lists say clients may keep them (`ttlMs`)."""
 
 from __future__ import annotations
 
@@ -12,18 +15,29 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+from mcp.server.caching import CacheHint
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import Completion, CompletionArgument, CompletionContext, PromptReference, ResourceTemplateReference
 
 from cuerag import CueRag, Settings
 from cuerag.llm.redact import redact_values
 from server.config import ServerSettings
 from server.tool_adapter import make_tool
 from tools import TOOLS, AppState, ToolSpec
+from tools.common import llm_is_remote
 from tools.jobs import JobLimits, Jobs
-from tools.resources import DOCUMENT_TEMPLATE, read_document_resource
+from tools.prompts import DESCRIPTION as RESEARCH_DESCRIPTION
+from tools.prompts import NAME as RESEARCH
+from tools.prompts import TITLE as RESEARCH_TITLE
+from tools.prompts import research
+from tools.resources import DOCUMENT_TEMPLATE, complete_corpus, complete_doc_id, read_document_resource
 
 log = logging.getLogger(__name__)
+
+# The tools, templates, prompts and static resources are fixed when the server is built.
+_FIXED = CacheHint(ttl_ms=3_600_000)
+_CACHE_HINTS = {m: _FIXED for m in ("tools/list", "resources/list", "resources/templates/list", "prompts/list")}
 
 INSTRUCTIONS = """\
 Multi-hop retrieval over indexed corpora (CUE-RAG). list_corpora shows what can be searched.
@@ -46,7 +60,7 @@ list_documents shows what a corpus holds. Hits link their document as a resource
 (cuerag://{corpus}/documents/{doc_id}); read_document reads a window around a chunk.
 
 index_corpus with background=true (or watch=true, to keep a folder in sync) returns a job at once:
-job_status polls it, waits for it (wait_s) or stops it (cancel=true)."""
+job_status polls it or waits for it (wait_s); cancel_job stops it."""
 
 
 @dataclass
@@ -123,9 +137,15 @@ def build_server(
         instructions=INSTRUCTIONS,
         version="0.1.0",
         lifespan=lifespan,
+        subscriptions=False,  # nothing is ever notified: `subscriptions/listen` would wait in vain
+        cache_hints=_CACHE_HINTS,
         log_level="WARNING",
         tools=[
-            make_tool(spec, llm=engine_settings.llm_provider != "none")
+            make_tool(
+                spec,
+                llm=engine_settings.llm_provider != "none",
+                open_world=llm_is_remote(engine_settings) and spec.calls_llm(engine_settings),
+            )
             for spec in TOOLS
             if _listed(spec, engine_settings, server_settings)
         ],
@@ -138,6 +158,28 @@ def build_server(
         description="A document's extracted text, as read_document gives it (first 100,000 characters).",
         mime_type="text/plain",
     )(read_document_resource)
+
+    server.prompt(name=RESEARCH, title=RESEARCH_TITLE, description=RESEARCH_DESCRIPTION)(research)
+
+    @server.completion()
+    async def complete(
+        ref: ResourceTemplateReference | PromptReference,
+        argument: CompletionArgument,
+        context: CompletionContext | None,
+    ) -> Completion | None:
+        """The document template's `{corpus}` and `{doc_id}`, and the research prompt's `corpus`;
+        `doc_id` within the corpus already chosen."""
+        engine = holder.state.engine if holder.state else None
+        document = isinstance(ref, ResourceTemplateReference) and ref.uri == DOCUMENT_TEMPLATE
+        prompt = isinstance(ref, PromptReference) and ref.name == RESEARCH
+        if engine is None or not (document or prompt):
+            return None
+        if argument.name == "corpus":
+            return await anyio.to_thread.run_sync(complete_corpus, engine, argument.value)
+        corpus = (context.arguments or {}).get("corpus") if context else None
+        if document and argument.name == "doc_id" and corpus:
+            return await anyio.to_thread.run_sync(complete_doc_id, engine, corpus, argument.value)
+        return None
 
     @server.resource("config://server", mime_type="application/json")
     def server_config() -> str:

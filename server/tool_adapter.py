@@ -64,6 +64,21 @@ def _published(schema: Any) -> Any:
     return schema
 
 
+def _inlined(schema: Any, defs: dict[str, Any]) -> Any:
+    """The schema with each local `$ref` replaced by its definition, and no `$defs`: Gemini (and
+    clients that forward to it) cannot resolve references, so a `documents` item typed by
+    reference reached the model as no type at all. The tools' models are not recursive."""
+    if isinstance(schema, dict):
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.removeprefix("#/$defs/") in defs:
+            rest = {k: v for k, v in schema.items() if k != "$ref"}
+            return _inlined({**defs[ref.removeprefix("#/$defs/")], **rest}, defs)
+        return {k: _inlined(v, defs) for k, v in schema.items() if k != "$defs"}
+    if isinstance(schema, list):
+        return [_inlined(v, defs) for v in schema]
+    return schema
+
+
 class CueTool(Tool):
     # The whole argument schema, size guards included: what errors are explained against.
     checked_schema: dict[str, Any] = Field(default_factory=dict, exclude=True)
@@ -91,17 +106,19 @@ class CueTool(Tool):
         return self.fn_metadata.convert_result(result)
 
 
-def make_tool(spec: ToolSpec, *, llm: bool = False) -> CueTool:
+def make_tool(spec: ToolSpec, *, llm: bool = False, open_world: bool = False) -> CueTool:
     """The MCP tool for a registry entry. Unknown argument names are refused: the SDK drops them
     silently, so a misspelt `topn=2` would run with the default and the agent never learn why.
     Types are checked strictly, for every parameter: the schema says integer, so `"3"`, `true` and
     `3.0` are refused rather than read as 3, and a boolean takes only true/false, not `"no"` (which
     lax parsing reads as false, but `"nope"` as an error): what the schema shows is what is
     accepted, as with other servers' schemas. A float takes an integer (JSON has one number type),
-    and lists and objects sent as JSON text are still parsed by the SDK first."""
+    and lists and objects sent as JSON text are still parsed by the SDK first. `open_world`: a call
+    can send text to an LLM off this machine, which the annotations then say."""
     description = " ".join((spec.fn.__doc__ or "").split())  # the docstring without its indentation
+    annotations = spec.annotations.model_copy(update={"open_world_hint": True}) if open_world else spec.annotations
     base = Tool.from_function(
-        spec.fn, name=spec.name, title=spec.title, description=description, annotations=spec.annotations
+        spec.fn, name=spec.name, title=spec.title, description=description, annotations=annotations
     )
     loose = base.fn_metadata.arg_model
     base.fn_metadata.arg_model = type(
@@ -110,7 +127,7 @@ def make_tool(spec: ToolSpec, *, llm: bool = False) -> CueTool:
     # Unknown arguments are refused by the argument model with a message naming the right ones;
     # `additionalProperties: false` in every schema would say it again in `tools/list`.
     checked = _without_titles(base.parameters)
-    published = _published(checked)
+    published = _published(_inlined(checked, checked.get("$defs", {})))
     if not llm:
         # An argument the server cannot honour is not offered; sent anyway, the tool says why not.
         for name in spec.llm_args:

@@ -1,12 +1,14 @@
 """MCP tools: one module per tool, each a typed function thin over the engine.
 
 `TOOLS` is the single registry the server reads; `write=True` marks the tools hidden in read-only
-mode, `needs_llm=True` those listed only when the server has an LLM.
+mode, `needs_llm=True` those listed only when the server has an LLM, `calls_llm` those that can send
+text to it (open-world when it is remote).
 """
 
 from __future__ import annotations
 
 from tools.answer import answer
+from tools.cancel_job import cancel_job
 from tools.common import AppState, ToolSpec
 from tools.delete_documents import delete_documents
 from tools.expand_entity import expand_entity
@@ -34,6 +36,7 @@ TOOLS: list[ToolSpec] = [
     list_documents,
     index_corpus,
     job_status,
+    cancel_job,
     delete_documents,
 ]
 

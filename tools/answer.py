@@ -8,12 +8,13 @@ from typing import Annotated, Literal
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from cuerag import AnswerResult, make_params
-from tools.common import READ_ONLY, AppState, Corpus, Filter, Query, run_engine, state_of, tool
-from tools.rendering import CompactAnswer, Detail, compact_answer
+from cuerag import make_params
+from tools.common import READ_ONLY, AppState, Corpus, Filter, Query, always, run_engine, state_of, tool
+from tools.rendering import CompactAnswer, Detail, LinkedAnswer, shaped_answer
 
 
-@tool("answer", "Answer a question with the server's LLM", READ_ONLY, needs_llm=True)
+# The passages go to the LLM with the question.
+@tool("answer", "Answer a question with the server's LLM", READ_ONLY, needs_llm=True, calls_llm=always)
 async def answer(
     corpus: Corpus,
     question: Query,
@@ -25,14 +26,14 @@ async def answer(
     llm_entities: Annotated[bool, Field(description="The LLM reads the question's entities.")] = False,
     detail: Detail = "compact",
     filter: Filter = None,
-) -> CompactAnswer | AnswerResult:
+) -> CompactAnswer | LinkedAnswer:
     """The server's LLM answers from the top_n chunks (Q-Iter by default). Returns the answer and
     the chunks it came from, each with why it was retrieved: check the answer against them."""
     engine = state_of(ctx).engine
     params = make_params(top_n=top_n)
 
-    def run() -> CompactAnswer | AnswerResult:
+    def run() -> CompactAnswer | LinkedAnswer:
         result = engine.answer(corpus, question, params=params, method=method, llm_entities=llm_entities, filter=filter)
-        return compact_answer(result) if detail == "compact" else result
+        return shaped_answer(result, detail)
 
     return await run_engine(run)

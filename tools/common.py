@@ -4,10 +4,12 @@ one way engine calls are made (off the event loop, domain errors turned into too
 from __future__ import annotations
 
 import functools
+import ipaddress
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
+from urllib.parse import urlparse
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context
@@ -15,7 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
-from cuerag import CueRag, CueRagError
+from cuerag import CueRag, CueRagError, Settings
 from cuerag.config import MAX_QUERY_CHARS
 from cuerag.retrieval.filters import DocFilter
 from tools.jobs import Jobs
@@ -32,6 +34,10 @@ class AppState:
     allowed_roots: list[Path] = field(default_factory=list)
 
 
+def _never(_: Settings) -> bool:
+    return False
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """A tool function with its MCP name, title, annotations and whether it writes."""
@@ -40,9 +46,12 @@ class ToolSpec:
     name: str
     title: str
     annotations: ToolAnnotations
-    write: bool = False
+    write: bool = False  # left out of a read-only server
     needs_llm: bool = False
     llm_args: tuple[str, ...] = ()  # arguments listed only when the server has an LLM
+    # Whether, under these settings, a call can hand text to the LLM: the server then marks the
+    # tool open-world when that LLM is not on this machine (see `llm_is_remote`).
+    calls_llm: Callable[[Settings], bool] = _never
 
 
 def tool(
@@ -53,6 +62,7 @@ def tool(
     write: bool = False,
     needs_llm: bool = False,
     llm_args: tuple[str, ...] = (),
+    calls_llm: Callable[[Settings], bool] = _never,
 ) -> Callable[[Callable[..., Any]], ToolSpec]:
     def wrap(fn: Callable[..., Any]) -> ToolSpec:
         return ToolSpec(
@@ -63,9 +73,31 @@ def tool(
             write=write,
             needs_llm=needs_llm,
             llm_args=llm_args,
+            calls_llm=calls_llm,
         )
 
     return wrap
+
+
+def always(_: Settings) -> bool:
+    return True
+
+
+def llm_is_remote(settings: Settings) -> bool:
+    """Whether the configured LLM is reached over the network: the provider's own API (no base URL)
+    or a host other than this machine. Text sent to it leaves the machine, which clients in
+    plan or auto modes weigh through `openWorldHint`; a llama.cpp server on localhost does not."""
+    if settings.llm_provider == "none":
+        return False
+    if not settings.llm_base_url:
+        return True
+    host = urlparse(settings.llm_base_url).hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: it may resolve anywhere
+        return True
 
 
 # The destructive and idempotent hints mean something only for tools that write (the spec's
@@ -88,36 +120,40 @@ async def run_engine(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 
 # The engine checks a name in full (1-64 letters, digits, '-' or '_') and says so; the schema keeps
-# only the bound that stops a long string before it reaches the engine.
-Corpus = Annotated[str, Field(max_length=64)]
-Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS)]
-TopK = Annotated[int, Field(ge=1, le=50)]
+# only the bound that stops a long string before it reaches the engine. Every argument carries a
+# description, however short: Claude Desktop and Cursor show the model the schema, never the
+# server's instructions (tests/tools/test_mcp_schemas.py holds every tool to it).
+Corpus = Annotated[str, Field(max_length=64, description="Corpus name.")]
+Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The question.")]
+TopK = Annotated[int, Field(ge=1, le=50, description="How many.")]
 UnitIds = Annotated[list[str], Field(max_length=200, description="Unit ids to skip.")]
 SubtractIds = Annotated[
     list[str],
-    Field(max_length=50, description="Unit ids to subtract from the query."),
+    Field(max_length=50, description="Unit ids to subtract."),
 ]
 
 
 # The filter every retrieval tool takes. Its schema is written out here, compact, because it is
-# repeated in each of those tools' schemas in `tools/list`: the field names and types, no
-# descriptions (the server's instructions and docs/mcp.md say what each does; `DocFilter` checks the
-# values and its errors name them), and no `"default": null`, which says nothing an optional
-# property does not.
+# repeated in each of those tools' schemas in `tools/list` (seven times): typed arrays (VS Code
+# refuses an array without `items`) and a few words each, the semantics a model cannot guess
+# (all conditions hold, tags match any); `DocFilter` checks the values and its errors name them.
+# No `"default": null`, which says nothing an optional property does not.
 def _no_default(schema: dict[str, Any]) -> None:
     schema.pop("default", None)
 
 
+_STRINGS = {"type": "array", "items": {"type": "string"}}
 Filter = Annotated[
     DocFilter | None,
     WithJsonSchema(
         {
             "type": "object",
+            "description": "Documents matching all given.",
             "properties": {
-                "doc_ids": {"type": "array"},
-                "path_prefix": {"type": "string"},
-                "path_glob": {"type": "string"},
-                "tags": {"type": "array"},
+                "doc_ids": {**_STRINGS, "description": "Ids."},
+                "path_prefix": {"type": "string", "description": "Path prefix."},
+                "path_glob": {"type": "string", "description": "fnmatch glob."},
+                "tags": {**_STRINGS, "description": "Any of these tags."},
             },
         }
     ),

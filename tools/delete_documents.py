@@ -20,7 +20,7 @@ from tools.common import AppState, Corpus, run_engine, state_of, tool
 )
 async def delete_documents(
     corpus: Corpus,
-    doc_ids: Annotated[list[str], Field(min_length=1, max_length=10_000)],
+    doc_ids: Annotated[list[str], Field(min_length=1, max_length=10_000, description="Documents to delete.")],
     ctx: Context[AppState],
 ) -> DeleteReport:
     """Delete documents and what only they hold; final."""

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from cuerag.retrieval.results import ChunkNode, UnitNode
 from tools.common import READ_ONLY, AppState, Corpus, run_engine, state_of, tool
 
-Ids = Annotated[list[str], Field(min_length=1, max_length=200)]
+Ids = Annotated[list[str], Field(min_length=1, max_length=200, description="Ids from results.")]
 
 
 class ChunksResult(BaseModel):

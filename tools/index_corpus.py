@@ -47,9 +47,9 @@ class DocumentInput(BaseModel):
     # A misspelt key (`doc_id`, `titel`) would otherwise be dropped without a word.
     model_config = ConfigDict(extra="forbid")
 
-    title: str = Field(default="", max_length=1000)
-    text: str = Field(min_length=1, max_length=20_000_000)
-    id: str | None = Field(default=None, max_length=256)
+    title: str = Field(default="", max_length=1000, description="Its title.")
+    text: str = Field(min_length=1, max_length=20_000_000, description="Its text.")
+    id: str | None = Field(default=None, max_length=256, description="Default: a content hash.")
 
 
 def check_allowed(path: str, roots: list[Path], *, walked: bool = False) -> Path:
@@ -88,12 +88,13 @@ def check_allowed(path: str, roots: list[Path], *, walked: bool = False) -> Path
     "Index documents",
     ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
     write=True,
+    calls_llm=lambda s: s.alpha > 0,  # hybrid extraction sends chunks to the LLM
 )
 async def index_corpus(
     corpus: Corpus,
     ctx: Context[AppState],
     paths: Annotated[list[ToolPath], Field(max_length=1000, description=_PATHS)] = [],  # noqa: B006
-    documents: Annotated[list[DocumentInput], Field(max_length=10_000)] = [],  # noqa: B006
+    documents: Annotated[list[DocumentInput], Field(max_length=10_000, description="Texts to index.")] = [],  # noqa: B006
     # Documents indexed inline or from other folders are never touched by a sync. Unset, an index
     # run keeps the documents of deleted files and a watch drops them (it keeps the folder in sync).
     sync: Annotated[

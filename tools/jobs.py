@@ -191,7 +191,7 @@ class Jobs:
         if len(running) >= self._limits.max_running:
             raise ToolError(
                 f"{len(running)} jobs are running, the most this server runs at once "
-                f"({', '.join(j.id for j in running)}): wait for one to end or stop one with job_status cancel=true"
+                f"({', '.join(j.id for j in running)}): wait for one to end or stop one with cancel_job"
             )
         job = Job(id=secrets.token_hex(6), kind=kind, corpus=corpus)
         self._jobs[job.id] = job
@@ -236,12 +236,12 @@ class Jobs:
         if busy.kind == "watch":  # a watch never ends by itself: waiting for it would be forever
             raise ToolError(
                 f"corpus {corpus!r} is kept in step with its folders by watch job {busy.id}: stop it "
-                f"(job_status job_id={busy.id!r} cancel=true), then call again"
+                f"(cancel_job job_id={busy.id!r}), then call again"
             )
         what = "being written by another index run" if exists else "being created by an index run, empty until it ends"
         raise ToolError(
             f"corpus {corpus!r} is {what} (job {busy.id}, {busy.kind}): wait for it "
-            f"(job_status job_id={busy.id!r} wait_s=60) or stop it (cancel=true), then call again"
+            f"(job_status job_id={busy.id!r} wait_s=60) or stop it (cancel_job), then call again"
         )
 
     @staticmethod

@@ -17,7 +17,7 @@ async def list_documents(
     ctx: Context[AppState],
     filter: Filter = None,
     cursor: Annotated[str, Field(max_length=1024, description="A page's next_cursor.")] = "",
-    limit: Annotated[int, Field(ge=1, le=MAX_PAGE)] = 50,
+    limit: Annotated[int, Field(ge=1, le=MAX_PAGE, description="Page size.")] = 50,
 ) -> DocumentPage:
     """A corpus's documents, paged; each a readable resource."""
     engine = state_of(ctx).engine

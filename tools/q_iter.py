@@ -17,11 +17,10 @@ from cuerag.config import (
     QIterK,
     QIterTopN,
 )
-from cuerag.retrieval.explain import ExplainedResult
 from cuerag.retrieval.filters import DocFilter
 from cuerag.retrieval.results import Method
-from tools.common import READ_ONLY, AppState, Corpus, Filter, Query, run_engine, state_of, tool
-from tools.rendering import CompactResult, Detail, shaped_result
+from tools.common import READ_ONLY, AppState, Corpus, Filter, Query, always, run_engine, state_of, tool
+from tools.rendering import CompactResult, Detail, LinkedResult, shaped_result
 
 # Defaults and ranges come from the one declaration in cuerag.config.
 _DEFAULTS = QIterParams()
@@ -37,17 +36,18 @@ async def retrieve(
     detail: str,
     llm_entities: bool = False,
     filter: DocFilter | None = None,
-) -> CompactResult | ExplainedResult:
+) -> CompactResult | LinkedResult:
     """Retrieval shaped for the agent: each chunk explained, the trace only at `detail="full"`."""
 
-    def run() -> CompactResult | ExplainedResult:
+    def run() -> CompactResult | LinkedResult:
         result = engine.query(corpus, query, params=params, method=method, llm_entities=llm_entities, filter=filter)
         return shaped_result(result, detail)
 
     return await run_engine(run)
 
 
-@tool("q_iter", "Multi-hop retrieval", READ_ONLY, llm_args=("llm_entities",))
+# With llm_entities the query goes to the LLM.
+@tool("q_iter", "Multi-hop retrieval", READ_ONLY, llm_args=("llm_entities",), calls_llm=always)
 async def q_iter(
     corpus: Corpus,
     query: Query,
@@ -61,7 +61,7 @@ async def q_iter(
     llm_entities: Annotated[bool, Field(description="An LLM reads the query's entities.")] = False,
     detail: Detail = "compact",
     filter: Filter = None,
-) -> CompactResult | ExplainedResult:
+) -> CompactResult | LinkedResult:
     """Multi-hop retrieval; call it first. Top chunks, each with why it came back."""
     params: QIterParams = make_params(
         k=k,
@@ -95,7 +95,7 @@ async def dense_search(
     top_n: QIterTopN = _DEFAULTS.top_n,
     detail: Detail = "compact",
     filter: Filter = None,
-) -> CompactResult | ExplainedResult:
+) -> CompactResult | LinkedResult:
     """The top_n chunks nearest the query, no graph: for single-hop lookups."""
     engine = state_of(ctx).engine
     params = make_params(top_n=top_n)

@@ -17,10 +17,10 @@ from tools.common import READ_ONLY, AppState, Corpus, run_engine, state_of, tool
 async def read_document(
     corpus: Corpus,
     ctx: Context[AppState],
-    doc_id: Annotated[str | None, Field(max_length=256)] = None,
-    chunk_id: Annotated[str | None, Field(max_length=64)] = None,
-    start: Annotated[int, Field(ge=0)] = 0,
-    max_chars: Annotated[int, Field(ge=1, le=100_000)] = 20_000,
+    doc_id: Annotated[str | None, Field(max_length=256, description="A hit's doc_id.")] = None,
+    chunk_id: Annotated[str | None, Field(max_length=64, description="Read around this chunk.")] = None,
+    start: Annotated[int, Field(ge=0, description="First character.")] = 0,
+    max_chars: Annotated[int, Field(ge=1, le=100_000, description="Most characters.")] = 20_000,
     context: Annotated[int, Field(ge=0, le=50_000, description="Characters around the chunk.")] = 1_000,
 ) -> DocumentText:
     """A document's text from `start`, or around a chunk."""

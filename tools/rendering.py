@@ -8,6 +8,10 @@ result with the Q-Iter trace, each chunk explained as well. `render_text` writes
 text a tool result carries beside its structured content, so the model reads the passages and their
 reasons once, not the JSON a second time.
 
+Both channels carry the same facts about each hit: Claude Code and Codex give the model only the
+structured content, claude.ai and others only the text. So each hit's citation (source, section,
+pages) and its document's resource URI are in both, at either detail.
+
 Measured on the 2Wiki index (50 questions, cl100k median, docs/performance.md): 2,069 tokens of structured
 content and 1,518 of text before these cuts.
 """
@@ -23,6 +27,7 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_seri
 from cuerag import AnswerResult, ChunkHit
 from cuerag.graph.citations import Citation
 from cuerag.retrieval.explain import ExplainedHit, ExplainedResult, PathStep
+from tools.resources import document_uri, linkable
 
 Detail = Annotated[
     Literal["compact", "full"],
@@ -76,6 +81,25 @@ class CompactHit(BaseModel):
     why: str  # what brought the chunk in, in words
     path: list[CompactStep] = []  # its best kept path
     citation: CompactCitation | None = None
+    uri: str | None = None  # the document as a resource; None for an id no URI can carry
+
+
+class LinkedHit(ExplainedHit):
+    """A hit at `detail="full"`: the engine's, with its document's resource URI."""
+
+    uri: str | None = None
+
+
+class LinkedResult(ExplainedResult):
+    """Retrieval at `detail="full"`: the engine's result, each hit with its URI."""
+
+    chunks: list[LinkedHit]  # type: ignore[assignment]
+
+
+class LinkedAnswer(AnswerResult):
+    """An answer at `detail="full"`: the engine's, each hit with its URI."""
+
+    chunks: list[LinkedHit]  # type: ignore[assignment]
 
 
 class CompactResult(BaseModel):
@@ -105,7 +129,16 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _compact_hits(hits: Sequence[ExplainedHit]) -> list[CompactHit]:
+def hit_uri(corpus: str, doc_id: str) -> str | None:
+    """The resource URI a hit's document is read through (as its resource link says)."""
+    return document_uri(corpus, doc_id) if linkable(doc_id) else None
+
+
+def _linked(corpus: str, hits: Sequence[ExplainedHit]) -> list[LinkedHit]:
+    return [LinkedHit(**dict(h), uri=hit_uri(corpus, h.doc_id)) for h in hits]
+
+
+def _compact_hits(corpus: str, hits: Sequence[ExplainedHit], *, brief: bool = True) -> list[CompactHit]:
     return [
         CompactHit(
             rank=rank,
@@ -115,9 +148,10 @@ def _compact_hits(hits: Sequence[ExplainedHit]) -> list[CompactHit]:
             score=round(hit.score, 3),
             text=hit.text,
             # The path is listed beside the sentence, so the sentence need not name its entities.
-            why=hit.why.brief or hit.why.text,
+            why=(hit.why.brief if brief else "") or hit.why.text,
             path=[_compact_step(s, hits) for s in hit.why.path],
             citation=_compact_citation(hit.citation),
+            uri=hit_uri(corpus, hit.doc_id),
         )
         for rank, hit in enumerate(hits, start=1)
     ]
@@ -142,14 +176,22 @@ def compact_result(result: ExplainedResult) -> CompactResult:
         corpus=result.corpus,
         query=result.query,
         method=result.method,
-        chunks=_compact_hits(result.chunks),
+        chunks=_compact_hits(result.corpus, result.chunks),
         elapsed_ms=result.elapsed_ms,
         note=result.note,
     )
 
 
-def shaped_result(result: ExplainedResult, detail: str) -> CompactResult | ExplainedResult:
-    return compact_result(result) if detail == "compact" else result
+def shaped_result(result: ExplainedResult, detail: str) -> CompactResult | LinkedResult:
+    if detail == "compact":
+        return compact_result(result)
+    return LinkedResult(**{**dict(result), "chunks": _linked(result.corpus, result.chunks)})
+
+
+def shaped_answer(result: AnswerResult, detail: str) -> CompactAnswer | LinkedAnswer:
+    if detail == "compact":
+        return compact_answer(result)
+    return LinkedAnswer(**{**dict(result), "chunks": _linked(result.corpus, result.chunks)})
 
 
 def compact_answer(result: AnswerResult) -> CompactAnswer:
@@ -158,7 +200,7 @@ def compact_answer(result: AnswerResult) -> CompactAnswer:
         question=result.question,
         answer=result.answer,
         method=result.method,
-        chunks=_compact_hits(result.chunks),
+        chunks=_compact_hits(result.corpus, result.chunks),
         llm_tokens=sum(u.prompt_tokens + u.completion_tokens for u in result.llm_usage.values()),
         elapsed_ms=result.elapsed_ms,
     )
@@ -167,10 +209,25 @@ def compact_answer(result: AnswerResult) -> CompactAnswer:
 # ---- text content ---------------------------------------------------------------------------------
 
 
+def _cite_line(hit: CompactHit) -> str | None:
+    """Where the hit sits and how to open its document: the structured citation and URI, in words."""
+    parts: list[str] = []
+    if hit.citation is not None:
+        place = " › ".join([hit.citation.source, *hit.citation.section])
+        pages = ", ".join(str(p) for p in hit.citation.pages)
+        parts.append(f"{place}, p. {pages}" if pages else place)
+    if hit.uri is not None:
+        parts.append(hit.uri)
+    return "cite: " + " · ".join(parts) if parts else None
+
+
 def _hits_text(hits: list[CompactHit]) -> list[str]:
     lines: list[str] = []
     for h in hits:
         lines.append(f"[{h.rank}] {h.title or '(untitled)'} (doc {h.doc_id}, chunk {h.chunk_id}) score {h.score:.3f}")
+        cite = _cite_line(h)
+        if cite is not None:
+            lines.append(cite)
         lines.append(f"why: {h.why}")
         for step in h.path:
             held = f"in [{step.passage}]" if step.passage is not None else f"{step.unit} ({step.title})"
@@ -181,22 +238,10 @@ def _hits_text(hits: list[CompactHit]) -> list[str]:
 
 
 def _retrieval_text(result: CompactResult | ExplainedResult) -> str:
-    if isinstance(result, ExplainedResult):
-        hits = [
-            CompactHit(
-                rank=rank,
-                title=h.title,
-                doc_id=h.doc_id,
-                chunk_id=h.chunk_id,
-                score=h.score,
-                text=h.text,
-                why=h.why.text,
-                path=[_compact_step(s, list(result.chunks)) for s in h.why.path],
-            )
-            for rank, h in enumerate(result.chunks, start=1)
-        ]
-    else:
-        hits = result.chunks
+    # At detail="full" the reasons are given whole (the structured content has them so).
+    hits = (
+        result.chunks if isinstance(result, CompactResult) else _compact_hits(result.corpus, result.chunks, brief=False)
+    )
     head = f"{result.method} on {result.corpus}: {len(hits)} chunks for {result.query!r} ({result.elapsed_ms:.0f} ms)"
     lines = [head, "", *([result.note, ""] if result.note else []), *_hits_text(hits)]
     if isinstance(result, ExplainedResult) and result.trace is not None:
@@ -209,13 +254,22 @@ def _retrieval_text(result: CompactResult | ExplainedResult) -> str:
     return "\n".join(lines).rstrip()
 
 
+def _answer_text(result: CompactAnswer | AnswerResult) -> str:
+    hits = result.chunks if isinstance(result, CompactAnswer) else _compact_hits(result.corpus, result.chunks)
+    lines = [f"answer: {result.answer}", "", "from:"]
+    for h in hits:
+        lines.append(f"[{h.rank}] {h.title} (doc {h.doc_id}) — {h.why}")
+        cite = _cite_line(h)
+        if cite is not None:
+            lines.append(f"  {cite}")
+    return "\n".join(lines)
+
+
 def render_text(result: BaseModel) -> str:
     """The text content of a tool result: a readable rendering where one is worth having, else
     the JSON (small results, whose structure is the point)."""
     if isinstance(result, CompactResult | ExplainedResult):
         return _retrieval_text(result)
-    if isinstance(result, CompactAnswer):
-        lines = [f"answer: {result.answer}", "", "from:"]
-        lines += [f"[{h.rank}] {h.title} (doc {h.doc_id}) — {h.why}" for h in result.chunks]
-        return "\n".join(lines)
+    if isinstance(result, CompactAnswer | AnswerResult):
+        return _answer_text(result)
     return json.dumps(result.model_dump(mode="json"), ensure_ascii=False)

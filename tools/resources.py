@@ -1,6 +1,7 @@
 """Documents as MCP resources: the URI template a client reads a document through, the reader
-behind it (the engine's `read_document`, bounded as the tool is), and the resource links a tool
-result carries, one per document its hits or listing name, so a client can open the source.
+behind it (the engine's `read_document`, bounded as the tool is), the completions a client offers
+while a user types the template's `{corpus}` and `{doc_id}`, and the resource links a tool result
+carries, one per document its hits or listing name, so a client can open the source.
 
 A document id is looked up in the corpus's snapshot, never opened as a path; the SDK's resource
 security still refuses `..` segments, absolute paths and NUL bytes in the URI's parameters before
@@ -14,17 +15,27 @@ from urllib.parse import quote
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ResourceError
-from mcp.types import ResourceLink
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.types import Completion, ResourceLink
 from pydantic import BaseModel
 
-from cuerag import CueRagError
+from cuerag import CueRag, CueRagError
+from cuerag.errors import CorpusNotFoundError, InvalidNameError, ParameterError
+from cuerag.graph.catalog import MAX_PAGE
 from tools.common import AppState, state_of
 
 # `{+doc_id}`: a document id is a path under its root ("notes/a.md"), slashes and all.
 DOCUMENT_TEMPLATE = "cuerag://{corpus}/documents/{+doc_id}"
 READ_CHARS = 100_000  # the most one read returns: read_document's own cap
 MAX_LINKS = 20  # per result: a page of list_documents, or every hit of a retrieval
+MAX_COMPLETIONS = 100  # the most values one completion answer may carry (the specification's cap)
+MIME_TYPE = "text/plain"
+LINK_DESCRIPTION = "The document's extracted text."
+
+# What the URI named wrongly (a corpus or document that is not there, a malformed name): the
+# specification's "invalid params" (-32602) for a resource that does not exist, not an internal
+# error (-32603), which is left to the store failing.
+_NOT_THERE = (CorpusNotFoundError, InvalidNameError, ParameterError)
 
 
 def linkable(doc_id: str) -> bool:
@@ -50,6 +61,8 @@ async def read_document_resource(corpus: str, doc_id: str, ctx: Context[AppState
     read = functools.partial(engine.read_document, corpus, doc_id, max_chars=READ_CHARS)
     try:
         doc = await anyio.to_thread.run_sync(read)
+    except _NOT_THERE as exc:
+        raise ResourceNotFoundError(str(exc)) from exc
     except CueRagError as exc:
         raise ResourceError(str(exc)) from exc
     if doc.end >= doc.total_chars:
@@ -70,6 +83,40 @@ def document_links(result: BaseModel) -> list[ResourceLink]:
         if isinstance(doc_id, str) and doc_id not in titles and linkable(doc_id):
             titles[doc_id] = str(getattr(item, "title", "") or doc_id)
     return [
-        ResourceLink(type="resource_link", uri=document_uri(corpus, doc_id), name=title)
+        ResourceLink(
+            type="resource_link",
+            uri=document_uri(corpus, doc_id),
+            name=title,
+            description=LINK_DESCRIPTION,
+            mime_type=MIME_TYPE,
+        )
         for doc_id, title in list(titles.items())[:MAX_LINKS]
     ]
+
+
+def _completion(matches: list[str], more: bool = False) -> Completion:
+    shown = matches[:MAX_COMPLETIONS]
+    more = more or len(matches) > len(shown)
+    return Completion(values=shown, total=None if more else len(shown), has_more=more)
+
+
+def complete_corpus(engine: CueRag, prefix: str) -> Completion:
+    """Corpus names starting with what the user has typed."""
+    return _completion([name for name in engine.corpora() if name.startswith(prefix)])
+
+
+def complete_doc_id(engine: CueRag, corpus: str, prefix: str) -> Completion:
+    """Document ids of `corpus` starting with what the user has typed, in id order, read a page of
+    the listing at a time until a full answer is found; nothing for a corpus that is not there
+    (the user is still typing it). Ids no URI can carry are left out."""
+    if corpus not in engine.corpora():
+        return _completion([])
+    matches: list[str] = []
+    cursor: str | None = None
+    while len(matches) <= MAX_COMPLETIONS:
+        page = engine.list_documents(corpus, cursor=cursor, limit=MAX_PAGE)
+        matches += [d.doc_id for d in page.documents if d.doc_id.startswith(prefix) and linkable(d.doc_id)]
+        cursor = page.next_cursor
+        if cursor is None:
+            return _completion(matches)
+    return _completion(matches, more=True)

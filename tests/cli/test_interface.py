@@ -233,14 +233,16 @@ async def test_tools_list_is_small_and_every_tool_has_a_title_and_annotations(
     models: Models, data_dir: Path, client: Client
 ) -> None:
     listed = await client.list_tools()
-    assert len(listed.tools) == 13  # every tool but `answer`, which needs an LLM
+    assert len(listed.tools) == 14  # every tool but `answer`, which needs an LLM
     # 7.2 KB with the background jobs (job_status, index_corpus's background and watch), before
     # list_documents and the retrieval tools' `filter`: the goal is 8 KB, and the cap keeps it from
     # growing unnoticed.
     assert len(listed.model_dump_json(by_alias=True, exclude_none=True).encode()) <= 8_192
     q_iter = next(t for t in listed.tools if t.name == "q_iter").input_schema["properties"]
     assert "llm_entities" not in q_iter  # this server has no LLM to honour it
-    assert q_iter["query"] == {"type": "string"}  # the length guard is enforced, not listed (below)
+    # The length guard is enforced, not listed (below); the description is what a client that never
+    # shows the server's instructions tells the model (tests/tools/test_mcp_schemas.py).
+    assert set(q_iter["query"]) == {"type", "description"} and q_iter["query"]["type"] == "string"
     for tool in listed.tools:
         assert tool.title and tool.annotations is not None, tool.name
         assert tool.annotations.read_only_hint is not None and tool.annotations.open_world_hint is False, tool.name

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, PromptReference, ResourceTemplateReference
 
 from cuerag import CueRag
 from cuerag.models.loading import Models
@@ -103,8 +104,51 @@ async def test_a_document_reads_as_a_resource(notes: Notes) -> None:
     ],
 )
 async def test_hostile_or_unknown_resource_uris_are_refused(notes: Notes, uri: str) -> None:
-    with pytest.raises(MCPError):
+    # A resource that is not there is invalid params (-32602), as the 2026-07-28 specification
+    # says it must be; an internal error (-32603) is left to the store failing.
+    with pytest.raises(MCPError) as refused:
         await notes.client.read_resource(uri)
+    assert refused.value.error.code == INVALID_PARAMS, refused.value.error
+
+
+async def test_an_unknown_document_says_what_is_not_there(notes: Notes) -> None:
+    with pytest.raises(MCPError) as refused:
+        await notes.client.read_resource(document_uri(CORPUS, "no-such-note.md"))
+    assert refused.value.error.code == INVALID_PARAMS
+    assert "unknown document id 'no-such-note.md'" in refused.value.error.message
+
+
+async def test_the_document_template_completes_corpus_and_doc_id(notes: Notes) -> None:
+    template = ResourceTemplateReference(uri=DOCUMENT_TEMPLATE)
+    corpus = await notes.client.complete(template, {"name": "corpus", "value": "no"})
+    assert corpus.completion.values == [CORPUS] and corpus.completion.has_more is False
+    assert (await notes.client.complete(template, {"name": "corpus", "value": "zz"})).completion.values == []
+    teams = await notes.client.complete(template, {"name": "doc_id", "value": "teams/"}, {"corpus": CORPUS})
+    assert teams.completion.values == sorted(CLUBS) and teams.completion.total == len(CLUBS)
+    every = await notes.client.complete(template, {"name": "doc_id", "value": ""}, {"corpus": CORPUS})
+    assert every.completion.values == sorted(NOTES)
+    # No corpus chosen yet, or one that is not there: nothing to offer, and no error.
+    assert (await notes.client.complete(template, {"name": "doc_id", "value": "t"})).completion.values == []
+    unknown = await notes.client.complete(template, {"name": "doc_id", "value": ""}, {"corpus": "nope"})
+    assert unknown.completion.values == []
+    # The research prompt's corpus completes too.
+    prompt = await notes.client.complete(PromptReference(name="research"), {"name": "corpus", "value": ""})
+    assert prompt.completion.values == [CORPUS]
+
+
+async def test_the_research_prompt_drives_q_iter_then_read_document(notes: Notes) -> None:
+    (listed,) = (await notes.client.list_prompts()).prompts
+    assert listed.name == "research" and listed.title and listed.description
+    assert {(a.name, a.required) for a in listed.arguments or []} == {("corpus", True), ("question", True)}
+    assert all(a.description for a in listed.arguments or [])
+    got = await notes.client.get_prompt("research", {"corpus": CORPUS, "question": QUESTION})
+    (message,) = got.messages
+    text = message.content.text  # type: ignore[union-attr]
+    assert message.role == "user" and QUESTION in text and f'corpus="{CORPUS}"' in text
+    assert text.index("q_iter") < text.index("read_document")
+    # Every tool the prompt names is one this server lists.
+    tools = {t.name for t in (await notes.client.list_tools()).tools}
+    assert {"q_iter", "expand_entity", "read_document"} <= tools
 
 
 async def test_retrieval_results_link_each_hit_to_its_document(notes: Notes) -> None:
@@ -112,10 +156,30 @@ async def test_retrieval_results_link_each_hit_to_its_document(notes: Notes) -> 
     assert not result.is_error and result.structured_content is not None
     hits = list(dict.fromkeys(h["doc_id"] for h in result.structured_content["chunks"]))
     assert links(result) == [document_uri(CORPUS, d) for d in hits]
+    for link in (c for c in result.content if c.type == "resource_link"):
+        assert link.mime_type == "text/plain" and link.description, link  # what a client opens
     opened = await notes.client.read_resource(links(result)[0])
     assert opened.contents[0].text == notes.engine.read_document(CORPUS, hits[0]).text  # type: ignore[union-attr]
     listed = await notes.client.call_tool("list_documents", {"corpus": CORPUS})
     assert links(listed) == [document_uri(CORPUS, d) for d in sorted(NOTES)]
+
+
+@pytest.mark.parametrize("detail", ["compact", "full"])
+async def test_each_hit_cites_and_links_the_same_in_text_and_structured_content(notes: Notes, detail: str) -> None:
+    """Claude Code gives the model only the structured content, claude.ai only the text: each
+    hit's source, section and document URI must be in both (issue 31)."""
+    result = await notes.client.call_tool("q_iter", {"corpus": CORPUS, "query": QUESTION, "detail": detail})
+    assert not result.is_error and result.structured_content is not None
+    text = result.content[0].text  # type: ignore[union-attr]
+    hits = result.structured_content["chunks"]
+    assert hits
+    for hit in hits:
+        uri = document_uri(CORPUS, hit["doc_id"])
+        assert hit["uri"] == uri and uri in links(result)
+        source, section = hit["citation"]["source"], hit["citation"].get("section", [])
+        assert source == hit["doc_id"], hit
+        cite = " › ".join([source, *section])
+        assert f"cite: {cite} · {uri}" in text, (cite, text)
 
 
 async def test_every_retrieval_tool_keeps_to_the_filter(notes: Notes) -> None:

@@ -1,5 +1,5 @@
 """Background jobs through a real MCP client: `index_corpus(background=true)` returns a job at once,
-`job_status` polls it to completion (progress notified while it waits), cancels it (the corpus is
+`job_status` polls it to completion (progress notified while it waits), `cancel_job` stops it (the corpus is
 left as before, and a rerun brings it to the state of an uninterrupted run), refuses a second job
 on a busy corpus and a job past the server's cap, forgets old jobs past its bound; and a folder
 watch started with `watch=true` syncs changes until it is stopped."""
@@ -67,6 +67,14 @@ async def ended(client: Client, job_id: str) -> dict[str, Any]:
     return info
 
 
+async def stop(client: Client, job_id: str) -> dict[str, Any]:
+    """Stop a job with cancel_job, then wait for its end once, as job_status's cancel=true did
+    with wait_s before stopping became a tool of its own."""
+    asked = await call(client, "cancel_job", job_id=job_id)
+    assert asked["state"] != "running", asked  # "cancelling" until its next step, or already ended
+    return await call(client, "job_status", job_id=job_id, wait_s=WAIT_S)
+
+
 def writing(info: dict[str, Any]) -> bool:
     """Past splitting, or over."""
     return info["state"] != "running" or info["stage"].startswith(("ner", "embed"))
@@ -117,7 +125,7 @@ async def test_cancel_stops_the_job_and_a_rerun_completes_the_corpus(client: tup
     job = await call(c, "index_corpus", corpus="rail", documents=RAILWAY, background=True)
     # Past splitting: the run is writing when it is told to stop.
     await until(c, job["job_id"], writing)
-    asked = await call(c, "job_status", job_id=job["job_id"], cancel=True)
+    asked = await call(c, "cancel_job", job_id=job["job_id"])
     assert asked["state"] in {"cancelling", "cancelled"}, asked  # never "running" once asked to stop
     info = await ended(c, job["job_id"])
     assert info["state"] == "cancelled", info
@@ -128,7 +136,7 @@ async def test_cancel_stops_the_job_and_a_rerun_completes_the_corpus(client: tup
     before = sizes(engine, "rail")
     job = await call(c, "index_corpus", corpus="rail", documents=RAILWAY, background=True)
     await until(c, job["job_id"], writing)
-    await call(c, "job_status", job_id=job["job_id"], cancel=True)
+    await call(c, "cancel_job", job_id=job["job_id"])
     assert (await ended(c, job["job_id"]))["state"] == "cancelled"
     assert sizes(engine, "rail") == before
 
@@ -157,12 +165,12 @@ async def test_a_busy_corpus_and_the_cap_refuse_a_second_job(models: Models, tmp
         busy = await call_error(c, "index_corpus", corpus="notes", documents=[{"text": "More."}])
         # A watch never ends by itself: the advice is to stop it, never to wait for it.
         assert f"kept in step with its folders by watch job {watch['job_id']}" in busy, busy
-        assert "cancel=true" in busy and "wait" not in busy
+        assert f"cancel_job job_id={watch['job_id']!r}" in busy and "wait" not in busy
         # Another corpus: refused too, past the cap of one job at a time.
         capped = await call_error(c, "index_corpus", corpus="other", documents=[{"text": "More."}], background=True)
         assert "1 jobs are running, the most this server runs at once" in capped, capped
 
-        stopped = await call(c, "job_status", job_id=watch["job_id"], cancel=True, wait_s=WAIT_S)
+        stopped = await stop(c, watch["job_id"])
         assert stopped["state"] == "cancelled", stopped
 
         # With the watch over, the other corpus may be written; and only one finished job is kept.
@@ -176,7 +184,10 @@ async def test_a_busy_corpus_and_the_cap_refuse_a_second_job(models: Models, tmp
 async def test_job_status_refuses_what_it_cannot_do(client: tuple[Client, CueRag, Path]) -> None:
     c, _, folder = client
     assert "no job 'nope'" in await call_error(c, "job_status", job_id="nope")
-    assert "give `job_id` to wait for or cancel a job" in await call_error(c, "job_status", cancel=True)
+    assert "give `job_id` to wait for a job" in await call_error(c, "job_status", wait_s=1)
+    # Stopping is cancel_job's: job_status is read-only, and says which arguments it takes.
+    assert "unknown argument `cancel`" in await call_error(c, "job_status", job_id="x", cancel=True)
+    assert "no job 'nope'" in await call_error(c, "cancel_job", job_id="nope")
     too_long = await call_error(c, "job_status", job_id="x", wait_s=61)
     assert "wait_s" in too_long and "from 0 to 60" in too_long, too_long
     # A watch keeps one folder: not a file, not inline documents.
@@ -205,7 +216,7 @@ async def test_watch_job_syncs_changes_until_stopped(client: tuple[Client, CueRa
     third = await until(c, watch["job_id"], synced(3))
     assert [Path(f["path"]).name for f in third["result"]["removed"]] == ["elm.md"], third["result"]
 
-    stopped = await call(c, "job_status", job_id=watch["job_id"], cancel=True, wait_s=WAIT_S)
+    stopped = await stop(c, watch["job_id"])
     assert stopped["state"] == "cancelled" and stopped["syncs"] == 3 and stopped["error"] is None, stopped
 
 
@@ -222,7 +233,7 @@ async def test_a_watch_with_sync_false_keeps_the_documents_of_deleted_files(
     second = await until(c, watch["job_id"], synced(2))
     assert second["result"]["removed"] == [] and second["result"]["documents_removed"] == 0, second["result"]
     assert (await call(c, "list_documents", corpus="notes"))["total"] == 2
-    stopped = await call(c, "job_status", job_id=watch["job_id"], cancel=True, wait_s=WAIT_S)
+    stopped = await stop(c, watch["job_id"])
     assert stopped["state"] == "cancelled", stopped
 
 
@@ -230,7 +241,7 @@ async def test_deleting_from_a_corpus_a_job_is_creating_names_the_job(client: tu
     c, _, _ = client
     job = await call(c, "index_corpus", corpus="fresh", documents=RAILWAY, background=True)
     refused = await call_error(c, "delete_documents", corpus="fresh", doc_ids=["halt-1"])
-    stopped = await call(c, "job_status", job_id=job["job_id"], cancel=True, wait_s=WAIT_S)
+    stopped = await stop(c, job["job_id"])
     assert stopped["state"] in {"cancelled", "done"}, stopped
     if stopped["state"] == "cancelled":  # the job was still running when the delete came
         assert f"job {job['job_id']}, index" in refused and "unknown corpus" not in refused, refused
@@ -251,7 +262,7 @@ async def test_a_delete_between_the_syncs_of_a_watch_goes_through(client: tuple[
         assert deleted["documents_deleted"] == ["inline-1"], deleted
         assert "inline-1" not in set(engine.graph("notes").chunk_docs)
     finally:
-        await call(c, "job_status", job_id=watch["job_id"], cancel=True, wait_s=WAIT_S)
+        await stop(c, watch["job_id"])
 
 
 def test_a_jobs_percent_never_goes_back_when_reports_arrive_out_of_order() -> None:

@@ -45,7 +45,8 @@ READ_TOOLS = {
     "list_corpora",
     "list_documents",
 }
-WRITE_TOOLS = {"index_corpus", "job_status", "delete_documents"}
+# Left out of a read-only server: the tools that write, and job_status (no jobs run there).
+WRITE_TOOLS = {"index_corpus", "job_status", "cancel_job", "delete_documents"}
 ALL_TOOLS = READ_TOOLS | WRITE_TOOLS
 SAMPLE_DOCS = json.loads(SAMPLE_CORPUS.read_text())
 
@@ -135,6 +136,11 @@ async def test_list_tools_names_schemas_and_annotations(session: Session) -> Non
     assert tools["delete_documents"].annotations.read_only_hint is False
     assert tools["index_corpus"].annotations.read_only_hint is False
     assert tools["index_corpus"].annotations.destructive_hint is not True
+    # Polling is read-only (clients in plan or ask modes poll without approval); stopping is apart.
+    assert tools["job_status"].annotations.read_only_hint is True
+    assert "cancel" not in tools["job_status"].input_schema["properties"]
+    cancel = tools["cancel_job"].annotations
+    assert (cancel.read_only_hint, cancel.destructive_hint, cancel.idempotent_hint) == (False, False, True)
     k = tools["q_iter"].input_schema["properties"]["k"]
     assert (k["minimum"], k["maximum"], k["default"]) == (1, 50, 3)
     assert set(tools["q_iter"].input_schema["required"]) == {"corpus", "query"}

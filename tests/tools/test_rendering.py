@@ -1,0 +1,97 @@
+"""The same facts in both channels (issue 31): each hit's citation (source, section, pages) and its
+document's resource URI are in a result's text and in its structured content, for retrieval and
+answers, at either detail. Claude Code and Codex hand the model only the structured content,
+claude.ai and others only the text, so a fact in one channel alone is lost to some clients.
+
+Built from engine results made here (a PDF-like citation with pages and sections, and an id no
+URI can carry); tests/server/test_mcp_documents.py checks the same through a real client."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from cuerag import AnswerResult, LLMUsage
+from cuerag.graph.citations import Citation
+from cuerag.retrieval.explain import ExplainedHit, ExplainedResult, HitReason
+from tools.rendering import render_text, shaped_answer, shaped_result
+from tools.resources import document_uri
+
+CORPUS = "papers"
+CITED = ExplainedHit(
+    chunk_id="c1",
+    doc_id="reports/annual 2024.pdf",
+    title="Annual report",
+    text="Revenue grew by a tenth.",
+    score=0.91,
+    source="graph",
+    why=HitReason(kind="path", text="reached through Revenue", brief="via Revenue"),
+    citation=Citation(
+        source="reports/annual 2024.pdf", doc_id="reports/annual 2024.pdf", section=["Finance", "Revenue"], pages=[7, 8]
+    ),
+)
+UNLINKABLE = ExplainedHit(
+    chunk_id="c2",
+    doc_id="../escape",  # a JSON record may carry any id; no URI can be read back for it
+    title="Stray",
+    text="A stray record.",
+    score=0.5,
+    source="dense",
+    why=HitReason(kind="dense", text="dense fill"),
+)
+RETRIEVED = ExplainedResult(corpus=CORPUS, query="revenue?", method="qiter", chunks=[CITED, UNLINKABLE], elapsed_ms=3)
+ANSWERED = AnswerResult(
+    corpus=CORPUS,
+    question="revenue?",
+    answer="It grew by a tenth.",
+    method="qiter",
+    chunks=[CITED, UNLINKABLE],
+    llm_usage={"answer": LLMUsage(calls=1, prompt_tokens=10, completion_tokens=5)},
+    elapsed_ms=3,
+)
+FACTS = ("reports/annual 2024.pdf", "Finance", "Revenue", "7", "8")
+URI = document_uri(CORPUS, "reports/annual 2024.pdf")
+
+
+def shaped(kind: str, detail: str) -> BaseModel:
+    return shaped_result(RETRIEVED, detail) if kind == "retrieval" else shaped_answer(ANSWERED, detail)
+
+
+def cite_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip().startswith("cite: ")]
+
+
+@pytest.mark.parametrize("detail", ["compact", "full"])
+@pytest.mark.parametrize("kind", ["retrieval", "answer"])
+def test_each_hit_has_its_citation_and_uri_in_both_channels(kind: str, detail: str) -> None:
+    result = shaped(kind, detail)
+    structured: dict[str, Any] = result.model_dump(mode="json")
+    first, stray = structured["chunks"]
+    assert first["uri"] == URI == "cuerag://papers/documents/reports/annual%202024.pdf"
+    assert (first["citation"]["source"], first["citation"]["section"], first["citation"]["pages"]) == (
+        "reports/annual 2024.pdf",
+        ["Finance", "Revenue"],
+        [7, 8],
+    )
+    assert stray["uri"] is None  # no resource link for it either (tools/resources.py)
+    text = render_text(result)
+    # One cite line per hit that has something to cite, with every fact the structured hit holds.
+    (line,) = cite_lines(text)
+    assert line == f"cite: reports/annual 2024.pdf › Finance › Revenue, p. 7, 8 · {URI}"
+    for fact in FACTS:
+        assert fact in line
+    assert "Stray" in text and "../escape" in text  # still listed, with nothing to cite
+
+
+def test_the_text_is_read_not_json_at_full_detail() -> None:
+    """At detail="full" an answer's text was the JSON dump; now it reads as the compact one does,
+    the reasons whole, and the structured content keeps the rest."""
+    text = render_text(shaped("answer", "full"))
+    assert text.startswith("answer: It grew by a tenth.")
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(text)
+    assert "reached through Revenue" in render_text(shaped("retrieval", "full"))
+    assert "via Revenue" in render_text(shaped("retrieval", "compact"))

@@ -1,0 +1,35 @@
+"""`research`: a prompt a user picks to have a question answered from a corpus the way this server
+works best: q_iter first, read_document around the passages the answer rests on, and an answer
+that cites each claim so the user can check it. It is the server's instructions made one action:
+Claude Desktop and Cursor show prompts to the user, never the instructions to the model."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from cuerag.config import MAX_QUERY_CHARS
+
+NAME = "research"
+TITLE = "Research a question"
+DESCRIPTION = "Answer a question from a corpus: multi-hop retrieval, then the sources read, cited."
+
+
+def research(
+    corpus: Annotated[str, Field(max_length=64, description="The corpus to search (list_corpora).")],
+    question: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to find out.")],
+) -> str:
+    """The user message that drives the research."""
+    return f"""Answer this question from the corpus "{corpus}":
+
+{question}
+
+1. Call q_iter with corpus="{corpus}" and the question as the query. Each passage says why it came
+   back (the path through the graph, a title the question names, a title link, or the dense fill).
+2. If a hop is missing (no passage holds a fact the answer needs), walk it: expand_entity on the
+   last entity the paths reached, passing the statements you have as `subtract`.
+3. For each passage the answer rests on, call read_document with its chunk_id to read around it,
+   and check the passage says what you will claim.
+4. Answer briefly. Cite each claim with its source, section and pages and the document URI, as each
+   passage's citation gives them. Say what the corpus does not answer rather than guess."""
