@@ -37,6 +37,11 @@ def print_report(report: IndexReport, *, told: Mapping[str, str] | None = None) 
             f"files: {len(report.added)} added, {len(report.changed)} changed, {len(report.removed)} removed, "
             f"{len(report.skipped)} unchanged, {len(report.failed)} failed"
         )
+    if report.repaired:
+        out.print(
+            f"repaired: {_count(report.repaired, 'unchanged file')} whose stored links an older version resolved "
+            "from the wrong folder; links resolved again, nothing embedded"
+        )
     if report.passed_over:
         kinds = ", ".join(f"{n} {suffix or '(no suffix)'}" for suffix, n in sorted(report.passed_over.items()))
         out.print(f"passed over, in formats not read: {kinds}")

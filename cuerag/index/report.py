@@ -74,6 +74,9 @@ class IndexReport(BaseModel):
     embedder_precision_reason: str = ""
     chunk_vectors: str = ""  # embedded or derived (cuerag.index.chunk_vectors)
     skipped: list[FileOutcome] = []  # files whose content hash is unchanged: not read
+    # Unchanged files whose stored links an older version resolved from the wrong folder (a folder
+    # named by a relative path, issue 30): read again and their links re-resolved, nothing embedded.
+    repaired: int = 0
     failed: list[FileOutcome] = []  # files that could not be read, with the reason; the rest went on
     warnings: list[FileOutcome] = []  # what the walk read only in part: a .gitignore not read, lines of one
     passed_over: dict[str, int] = {}  # files of walked folders in formats not read, by suffix

@@ -137,12 +137,17 @@ def _load_json_file(path: Path, raw: bytes) -> list[Document]:
 
 
 def _relative(path: Path, root: Path) -> str:
-    """The file's path relative to the root, with POSIX separators: its id and its citation."""
-    try:
-        rel = path.relative_to(root)
-    except ValueError:
-        rel = Path(path.name)
-    return shown(rel.as_posix())  # a name that is not UTF-8 as escapes, one text per name
+    """The file's path relative to the root, with POSIX separators: its id and its citation.
+
+    The path may be relative (`index .` walks `sub/a.md`) or reach the root through a symlinked
+    folder while the root is resolved: each form is tried before the bare name, which would
+    resolve the file's links against the root instead of its own folder (issue 30)."""
+    for candidate in (path, path.absolute(), path.parent.resolve() / path.name):
+        try:
+            return shown(candidate.relative_to(root).as_posix())  # a name not UTF-8 as escapes
+        except ValueError:
+            continue
+    return shown(path.name)
 
 
 def load_file(
@@ -173,11 +178,13 @@ def _check_name(path: Path, root: Path) -> None:
         raise InputError(f"{path}: its path relative to the indexed folder is longer than 256 characters")
 
 
-def parse_file(path: Path, raw: bytes, *, root: Path, limits: ReadLimits) -> list[Document]:
+def parse_file(path: Path, raw: bytes, *, root: Path, limits: ReadLimits, source: str | None = None) -> list[Document]:
     """Documents from the bytes of one file already read (through `read_file_once`): `path` names
-    it and picks its format, nothing is read through it."""
+    it and picks its format, nothing is read through it. `source` is the file's path relative to
+    the root as the walk found it (`FoundFile.source`); without it, it is worked out from `path`.
+    Links are resolved from it, so it must be the same as the document's stored source."""
     _check_name(path, root)
-    source = _relative(path, root)
+    source = source if source is not None else _relative(path, root)
     suffix = path.suffix.lower()
     reason: str | None = None
     docs: list[Document] = []
