@@ -217,6 +217,7 @@ class IndexRuns:
         report.added, report.changed, report.removed = plan.added, plan.changed, plan.removed
         report.skipped, report.failed = plan.skipped, plan.failed
         report.repaired = len(plan.repaired)
+        report.left_out = plan.left_out.report()
         report.warnings, report.passed_over = plan.warnings, plan.passed_over
         report.documents_unchanged += plan.unchanged_documents
         report.chunks_kept += plan.unchanged_chunks

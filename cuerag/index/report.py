@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from cuerag.ingest.artefacts import LeftOut
 from cuerag.ingest.folders import FileOutcome
 from cuerag.llm.client import LLMUsage
 from cuerag.store.base import StoredPoint
@@ -80,6 +81,9 @@ class IndexReport(BaseModel):
     failed: list[FileOutcome] = []  # files that could not be read, with the reason; the rest went on
     warnings: list[FileOutcome] = []  # what the walk read only in part: a .gitignore not read, lines of one
     passed_over: dict[str, int] = {}  # files of walked folders in formats not read, by suffix
+    # Generator artefacts, vendored folders and walked JSON that is no corpus, by reason: a count
+    # and the first few paths (cuerag.ingest.artefacts).
+    left_out: list[LeftOut] = []
 
 
 def _listed(ids: list[str], doc_id: str) -> None:

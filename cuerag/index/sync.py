@@ -29,6 +29,8 @@ from cuerag.errors import InputError, RequestTooLarge, first_line
 from cuerag.graph.schema import chunk_payload
 from cuerag.graph.snapshot import Graph
 from cuerag.index.stale_links import has_stale_links
+from cuerag.ingest.artefacts import NOT_A_CORPUS, LeftOutTally
+from cuerag.ingest.corpus_shape import NotACorpus
 from cuerag.ingest.documents import JSON_SUFFIXES, Document, check_documents, dedupe_documents, parse_file
 from cuerag.ingest.folders import FileCheck, FileOutcome, FoundFile, Walk, WalkRules, shown, walk_paths
 from cuerag.ingest.formats import SUPPORTED_SUFFIXES
@@ -65,6 +67,8 @@ class SyncPlan:
     failed: list[FileOutcome] = field(default_factory=list)
     warnings: list[FileOutcome] = field(default_factory=list)  # the walk's (cuerag.ingest.folders.Walk)
     passed_over: dict[str, int] = field(default_factory=dict)  # files not read for their format
+    # Generator artefacts and vendored folders the walk left out, and walked JSON that is no corpus.
+    left_out: LeftOutTally = field(default_factory=LeftOutTally)
     unchanged_documents: int = 0  # in skipped files
     unchanged_chunks: int = 0
 
@@ -131,7 +135,8 @@ def plan_sync(
     `known_failures` (path → reason, as a watch's last sync reported them): a file failing again
     for the same reason is still listed but logged at debug level, so a watch warns once."""
     known = known_failures or {}
-    plan = SyncPlan(warnings=list(walk.warnings), passed_over=dict(walk.passed_over))
+    plan = SyncPlan(warnings=list(walk.warnings), passed_over=dict(walk.passed_over), left_out=walk.left_out.copy())
+    named = set(walk.scopes)  # a file named outright is its own scope; a walked file is under one
     for warning in walk.warnings:  # told once, as failures are
         level = logging.DEBUG if known.get(warning.path) == warning.reason else logging.WARNING
         log.log(level, "%s: %s", warning.path, warning.reason)
@@ -165,7 +170,14 @@ def plan_sync(
                 parsed = (
                     None
                     if unchanged and not repair
-                    else parse_file(file.path, raw, root=file.root, limits=limits, source=file.source)
+                    else parse_file(
+                        file.path,
+                        raw,
+                        root=file.root,
+                        limits=limits,
+                        source=file.source,
+                        walked=location not in named,
+                    )
                 )
             finally:
                 del raw  # a refusal's traceback holds this frame: it must not hold the file's bytes
@@ -182,6 +194,10 @@ def plan_sync(
             _claim(docs, file, claimed)
         except RequestTooLarge:
             raise
+        except NotACorpus as exc:  # JSON in a walked folder that is not a corpus: passed over, not failed
+            log.debug("%s: %s", shown_path, exc)
+            plan.left_out.add(NOT_A_CORPUS, file.source)
+            continue
         except (InputError, OSError) as exc:
             _fail(plan, FileOutcome(path=shown_path, reason=_reason(exc, file)), strict=strict, known=known)
             if before is not None:

@@ -28,6 +28,7 @@ import pathspec
 from pydantic import BaseModel, Field
 
 from cuerag.errors import InputError
+from cuerag.ingest.artefacts import LeftOutTally, leaves_out_file, leaves_out_folder
 from cuerag.ingest.formats import SUPPORTED_SUFFIXES, unsupported_format  # the formats the reader knows: one home
 
 # Longer relative paths could not be a document id (Document.id holds 256 characters).
@@ -82,6 +83,8 @@ class Walk:
     # Files in a walked folder passed over for their format, by suffix ("" for none): "nothing
     # failed" must not hide that most of a folder was never read.
     passed_over: dict[str, int] = field(default_factory=dict)
+    # Generator artefacts and vendored folders left out by default (cuerag.ingest.artefacts).
+    left_out: LeftOutTally = field(default_factory=LeftOutTally)
 
     @property
     def files(self) -> list[FoundFile]:
@@ -145,6 +148,8 @@ def _walk_folder(folder: Path, root: Path, rules: WalkRules, check: FileCheck | 
             rel = _join(rel_here, name)
             if _skipped(rel, name, is_dir=True, rules=rules, globs=selected, ignores=ignores):
                 continue
+            if leaves_out_folder(name, Path(here) / name, rel, rules.include, walk.left_out):
+                continue
             kept_dirs.append(name)
         dirs[:] = kept_dirs  # os.walk descends only into what is left here
         for name in names:
@@ -152,6 +157,8 @@ def _walk_folder(folder: Path, root: Path, rules: WalkRules, check: FileCheck | 
             if _skipped(rel, name, is_dir=False, rules=rules, globs=selected, ignores=ignores):
                 continue
             if not selected.included(rel):
+                continue
+            if leaves_out_file(name, names, rel, rules.include, walk.left_out):
                 continue
             suffix = Path(name).suffix.lower()
             if suffix not in SUPPORTED_SUFFIXES:
