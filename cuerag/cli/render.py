@@ -41,6 +41,15 @@ def print_report(report: IndexReport, *, told: Mapping[str, str] | None = None) 
         )
         if report.lists_cut:
             out.print(f"(the first {REPORTED_FILES} files of each kind are listed; --full-report lists them all)")
+    if report.repaired:
+        out.print(
+            f"repaired: {_count(report.repaired, 'unchanged file')} whose stored links an older version resolved "
+            "from the wrong folder; links resolved again, nothing embedded"
+        )
+    for left in report.left_out:
+        more = " …" if left.count > len(left.paths) else ""
+        shown = ", ".join(_shown(p) for p in left.paths)
+        out.print(f"left out: {left.count} ({left.reason}): {shown}{more}", markup=False)
     if report.passed_over:
         kinds = ", ".join(f"{n} {suffix or '(no suffix)'}" for suffix, n in sorted(report.passed_over.items()))
         out.print(f"passed over, in formats not read: {kinds}")

@@ -244,18 +244,21 @@ class IndexRuns:
                 report.totals = deleted.totals
         report.added, report.changed, report.removed = plan.added, plan.changed, plan.removed
         report.skipped, report.failed = plan.skipped, plan.failed
+        report.repaired = len(plan.repaired)
+        report.left_out = plan.left_out.report()
         report.warnings, report.passed_over = plan.warnings, plan.passed_over
         report.documents_unchanged += plan.unchanged_documents
         report.chunks_kept += plan.unchanged_chunks
         report.stage_seconds = {"load": round(load_seconds, 3), "read": round(read_seconds, 3), **report.stage_seconds}
         report.elapsed_seconds = round(time.perf_counter() - started, 3)
         log.info(
-            "indexed %s: %d files added, %d changed, %d removed, %d unchanged, %d failed",
+            "indexed %s: %d files added, %d changed, %d removed, %d unchanged, %d repaired, %d failed",
             corpus,
             len(plan.added),
             len(plan.changed),
             len(plan.removed),
             len(plan.skipped),
+            len(plan.repaired),
             len(plan.failed),
         )
         count_files(report)

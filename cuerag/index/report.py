@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from cuerag.ingest.artefacts import LeftOut
 from cuerag.ingest.folders import FileOutcome
 from cuerag.llm.client import LLMUsage
 from cuerag.store.base import StoredPoint
@@ -74,6 +75,9 @@ class IndexReport(BaseModel):
     embedder_precision_reason: str = ""
     chunk_vectors: str = ""  # embedded or derived (cuerag.index.chunk_vectors)
     skipped: list[FileOutcome] = []  # files whose content hash is unchanged: not read
+    # Unchanged files whose stored links an older version resolved from the wrong folder (a folder
+    # named by a relative path, issue 30): read again and their links re-resolved, nothing embedded.
+    repaired: int = 0
     failed: list[FileOutcome] = []  # files that could not be read, with the reason; the rest went on
     warnings: list[FileOutcome] = []  # what the walk read only in part: a .gitignore not read, lines of one
     passed_over: dict[str, int] = {}  # files of walked folders in formats not read, by suffix
@@ -81,6 +85,9 @@ class IndexReport(BaseModel):
     # run was asked for a full report (cuerag.index.report_bounds), and `lists_cut` says they were cut.
     files: dict[str, int] = {}
     lists_cut: bool = False
+    # Generator artefacts, vendored folders and walked JSON that is no corpus, by reason: a count
+    # and the first few paths (cuerag.ingest.artefacts).
+    left_out: list[LeftOut] = []
 
 
 def _listed(ids: list[str], doc_id: str) -> None:

@@ -5,8 +5,11 @@ A file is skipped when the store already holds it, from the same root and path, 
 content hash (the sha256 of its bytes, kept in every chunk payload of its documents), so an
 unchanged file is hashed but never parsed, chunked or embedded. A file that is new, or whose hash
 differs, is read; its documents then go through the indexer, which keeps what is unchanged chunk
-by chunk. A sync also deletes the documents that came from files under a synced folder (or from a
-synced file) that the walk no longer finds: deleted, moved, or now left out by the ignore rules.
+by chunk. An unchanged file whose stored links are stale (resolved from the wrong folder by an
+older version: `cuerag.index.stale_links`) is read again too, so its kept chunks are relabelled
+with the links resolved right, nothing embedded; the report counts it as repaired. A sync also
+deletes the documents that came from files under a synced folder (or from a synced file) that the
+walk no longer finds: deleted, moved, or now left out by the ignore rules.
 Documents indexed inline, or from other roots, are never touched by it. A file that fails to read
 keeps its earlier version in the corpus: a failure is not a deletion.
 
@@ -25,6 +28,9 @@ from pathlib import Path
 from cuerag.errors import Cancelled, InputError, RequestTooLarge, first_line
 from cuerag.graph.schema import chunk_payload
 from cuerag.graph.snapshot import Graph
+from cuerag.index.stale_links import has_stale_links
+from cuerag.ingest.artefacts import NOT_A_CORPUS, LeftOutTally
+from cuerag.ingest.corpus_shape import NotACorpus
 from cuerag.ingest.documents import JSON_SUFFIXES, Document, check_documents, dedupe_documents, parse_file
 from cuerag.ingest.folders import FileCheck, FileOutcome, FoundFile, Walk, WalkRules, shown, walk_paths
 from cuerag.ingest.formats import SUPPORTED_SUFFIXES
@@ -42,6 +48,7 @@ class StoredFile:
     chunks: int = 0
     file_hash: str | None = None
     hashes: set[str] = field(default_factory=set)
+    stale_links: bool = False  # links stored resolved from the wrong folder (cuerag.index.stale_links)
 
 
 @dataclass
@@ -54,9 +61,14 @@ class SyncPlan:
     changed: list[FileOutcome] = field(default_factory=list)
     removed: list[FileOutcome] = field(default_factory=list)
     skipped: list[FileOutcome] = field(default_factory=list)
+    # Unchanged files read again because their stored links were stale: their chunks are kept and
+    # relabelled, nothing embedded.
+    repaired: list[FileOutcome] = field(default_factory=list)
     failed: list[FileOutcome] = field(default_factory=list)
     warnings: list[FileOutcome] = field(default_factory=list)  # the walk's (cuerag.ingest.folders.Walk)
     passed_over: dict[str, int] = field(default_factory=dict)  # files not read for their format
+    # Generator artefacts and vendored folders the walk left out, and walked JSON that is no corpus.
+    left_out: LeftOutTally = field(default_factory=LeftOutTally)
     unchanged_documents: int = 0  # in skipped files
     unchanged_chunks: int = 0
 
@@ -82,6 +94,7 @@ def stored_files(graph: Graph | None) -> dict[str, StoredFile]:
         entry.doc_ids.add(payload["doc_id"])
         entry.chunks += 1
         entry.hashes.add(str(payload.get("file_hash", "")))
+        entry.stale_links = entry.stale_links or has_stale_links(payload)
     for entry in out.values():
         entry.file_hash = next(iter(entry.hashes)) if len(entry.hashes) == 1 else None
     return out
@@ -123,7 +136,8 @@ def plan_sync(
     `known_failures` (path → reason, as a watch's last sync reported them): a file failing again
     for the same reason is still listed but logged at debug level, so a watch warns once."""
     known = known_failures or {}
-    plan = SyncPlan(warnings=list(walk.warnings), passed_over=dict(walk.passed_over))
+    plan = SyncPlan(warnings=list(walk.warnings), passed_over=dict(walk.passed_over), left_out=walk.left_out.copy())
+    named = set(walk.scopes)  # a file named outright is its own scope; a walked file is under one
     for warning in walk.warnings:  # told once, as failures are
         level = logging.DEBUG if known.get(warning.path) == warning.reason else logging.WARNING
         log.log(level, "%s: %s", warning.path, warning.reason)
@@ -147,15 +161,28 @@ def plan_sync(
         seen.add(location)
         before = stored.get(location)
         shown_path = shown(file.path)
+        repair = False
         try:
             # Read once, through the checked descriptor; the hash and the parse see the same bytes.
             raw = read_file_once(file.path, limits=limits, check=check)
             try:
                 digest = file_hash(raw, shape)
                 unchanged = before is not None and before.file_hash == digest
-                if budget is not None and not unchanged:  # an unchanged file is hashed, not charged
+                repair = unchanged and before is not None and before.stale_links
+                if budget is not None and (repair or not unchanged):  # an unchanged file is hashed, not charged
                     budget.charge(len(raw), str(file.path))
-                parsed = None if unchanged else parse_file(file.path, raw, root=file.root, limits=limits)
+                parsed = (
+                    None
+                    if unchanged and not repair
+                    else parse_file(
+                        file.path,
+                        raw,
+                        root=file.root,
+                        limits=limits,
+                        source=file.source,
+                        walked=location not in named,
+                    )
+                )
             finally:
                 del raw  # a refusal's traceback holds this frame: it must not hold the file's bytes
             if parsed is None:
@@ -171,6 +198,10 @@ def plan_sync(
             _claim(docs, file, claimed)
         except RequestTooLarge:
             raise
+        except NotACorpus as exc:  # JSON in a walked folder that is not a corpus: passed over, not failed
+            log.debug("%s: %s", shown_path, exc)
+            plan.left_out.add(NOT_A_CORPUS, file.source)
+            continue
         except (InputError, OSError) as exc:
             _fail(plan, FileOutcome(path=shown_path, reason=_reason(exc, file)), strict=strict, known=known)
             if before is not None:
@@ -187,7 +218,10 @@ def plan_sync(
             continue
         plan.documents.extend(docs)
         keep |= {d.id for d in docs}
-        (plan.changed if before is not None else plan.added).append(FileOutcome(path=shown_path))
+        if repair:
+            plan.repaired.append(FileOutcome(path=shown_path, reason="unchanged; stale links resolved again"))
+        else:
+            (plan.changed if before is not None else plan.added).append(FileOutcome(path=shown_path))
     if sync:
         for location, entry in sorted(stored.items()):
             if not _in_scope(location, walk.scopes):

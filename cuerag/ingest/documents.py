@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from cuerag.errors import InputError
+from cuerag.ingest.corpus_shape import TEXT_KEYS, NotACorpus, jsonl_shape_problem, shape_problem
 from cuerag.ingest.folders import shown
 from cuerag.ingest.formats import (
     DOCUMENT_SUFFIXES,
@@ -37,7 +38,7 @@ from cuerag.ingest.formats import (
 from cuerag.ingest.formats.reading import decode_text
 
 TEXT_SUFFIXES = DOCUMENT_SUFFIXES  # the name earlier code imports
-_TEXT_KEYS = ("text", "paragraph_text", "contents", "content", "body")
+_TEXT_KEYS = TEXT_KEYS  # one list of text fields for reading records and for judging a corpus's shape
 
 
 class Document(BaseModel):
@@ -110,9 +111,14 @@ def documents_from_json(data: Any, where: str) -> list[Document]:
     raise InputError(f"{where}: expected a list of records or a {{title: sentences}} object")
 
 
-def _load_json_file(path: Path, raw: bytes) -> list[Document]:
+def _load_json_file(path: Path, raw: bytes, *, walked: bool = False) -> list[Document]:
+    """The documents of a JSON corpus file. `walked` (found in a folder, not named): a file without
+    a corpus's shape raises NotACorpus, to be passed over (cuerag.ingest.corpus_shape)."""
     text = decode_text(raw, path)
     if path.suffix.lower() in {".jsonl", ".ndjson"}:
+        problem = jsonl_shape_problem(text) if walked else None
+        if problem is not None:
+            raise NotACorpus(f"{path}: not a corpus: {problem}")
         docs = []
         # Split on "\n" only: str.splitlines() also breaks on U+2028 and friends, which JSON
         # strings may hold.
@@ -133,16 +139,24 @@ def _load_json_file(path: Path, raw: bytes) -> list[Document]:
         raise InputError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from exc
     except RecursionError as exc:
         raise InputError(f"{path}: JSON nested too deeply to be a corpus") from exc
+    problem = shape_problem(data) if walked else None
+    if problem is not None:
+        raise NotACorpus(f"{path}: not a corpus: {problem}")
     return documents_from_json(data, str(path))
 
 
 def _relative(path: Path, root: Path) -> str:
-    """The file's path relative to the root, with POSIX separators: its id and its citation."""
-    try:
-        rel = path.relative_to(root)
-    except ValueError:
-        rel = Path(path.name)
-    return shown(rel.as_posix())  # a name that is not UTF-8 as escapes, one text per name
+    """The file's path relative to the root, with POSIX separators: its id and its citation.
+
+    The path may be relative (`index .` walks `sub/a.md`) or reach the root through a symlinked
+    folder while the root is resolved: each form is tried before the bare name, which would
+    resolve the file's links against the root instead of its own folder (issue 30)."""
+    for candidate in (path, path.absolute(), path.parent.resolve() / path.name):
+        try:
+            return shown(candidate.relative_to(root).as_posix())  # a name not UTF-8 as escapes
+        except ValueError:
+            continue
+    return shown(path.name)
 
 
 def load_file(
@@ -173,28 +187,34 @@ def _check_name(path: Path, root: Path) -> None:
         raise InputError(f"{path}: its path relative to the indexed folder is longer than 256 characters")
 
 
-def parse_file(path: Path, raw: bytes, *, root: Path, limits: ReadLimits) -> list[Document]:
+def parse_file(
+    path: Path, raw: bytes, *, root: Path, limits: ReadLimits, source: str | None = None, walked: bool = False
+) -> list[Document]:
     """Documents from the bytes of one file already read (through `read_file_once`): `path` names
-    it and picks its format, nothing is read through it."""
+    it and picks its format, nothing is read through it. `source` is the file's path relative to
+    the root as the walk found it (`FoundFile.source`); without it, it is worked out from `path`.
+    Links are resolved from it, so it must be the same as the document's stored source. `walked`:
+    found in a folder, not named, where a JSON file without a corpus's shape raises NotACorpus."""
     _check_name(path, root)
-    source = _relative(path, root)
+    source = source if source is not None else _relative(path, root)
     suffix = path.suffix.lower()
     reason: str | None = None
+    refusal: type[InputError] = InputError
     docs: list[Document] = []
     try:
         if suffix in JSON_SUFFIXES:
-            docs = [d.model_copy(update={"source": source}) for d in _load_json_file(path, raw)]
+            docs = [d.model_copy(update={"source": source}) for d in _load_json_file(path, raw, walked=walked)]
         else:
             found = extract(raw, suffix=suffix, name=str(path), source=source, limits=limits)
             title = (found.title or "").strip() or Path(source).stem
             docs = [Document(id=source, title=title, text=found.text, source=source, structure=found.structure)]
     except InputError as exc:
-        reason = str(exc)
+        reason, refusal = str(exc), type(exc)
     # A refusal is raised afresh, outside the handler and with the bytes dropped: the first error's
     # traceback holds every frame that had the file's bytes, and would keep them alive with it.
     del raw
     if reason is not None:
-        raise InputError(reason)
+        raise refusal(reason)
     if not docs:
         raise InputError(f"no documents found in {path}")
     return docs

@@ -27,6 +27,7 @@ from pathlib import Path, PurePosixPath
 from pydantic import BaseModel, Field
 
 from cuerag.errors import Cancelled, InputError, RequestTooLarge
+from cuerag.ingest.artefacts import LeftOutTally, leaves_out_file, leaves_out_folder
 from cuerag.ingest.formats import SUPPORTED_SUFFIXES, unsupported_format  # the formats the reader knows: one home
 from cuerag.ingest.globs import Patterns, compile_patterns, strict_patterns
 from cuerag.ingest.tree import walk_tree
@@ -83,6 +84,8 @@ class Walk:
     # Files in a walked folder passed over for their format, by suffix ("" for none): "nothing
     # failed" must not hide that most of a folder was never read.
     passed_over: dict[str, int] = field(default_factory=dict)
+    # Generator artefacts and vendored folders left out by default (cuerag.ingest.artefacts).
+    left_out: LeftOutTally = field(default_factory=LeftOutTally)
 
     @property
     def files(self) -> list[FoundFile]:
@@ -217,6 +220,8 @@ def _walk_folder(
             # walking them would read what another corpus holds.
             if skip and (Path(here) / name).resolve() in skip:
                 continue
+            if leaves_out_folder(name, Path(here) / name, rel, rules.include, walk.left_out):
+                continue
             kept_dirs.append(name)
         dirs[:] = kept_dirs  # the walk descends only into what is left here
         for name in names:
@@ -224,6 +229,8 @@ def _walk_folder(
             if _skipped(rel, name, is_dir=False, rules=rules, globs=selected, ignores=ignores):
                 continue
             if not selected.included(rel):
+                continue
+            if leaves_out_file(name, names, rel, rules.include, walk.left_out):
                 continue
             suffix = Path(name).suffix.lower()
             if suffix not in SUPPORTED_SUFFIXES:

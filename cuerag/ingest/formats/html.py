@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from copy import deepcopy as copy_element
 
 import lxml.etree
 import lxml.html
@@ -36,6 +37,10 @@ _BLOCK_TAGS |= {"table", "thead", "tbody", "tfoot", "tr", "figure", "figcaption"
 _BLOCK_TAGS |= {"summary", "center", "fieldset", "caption", "header", "footer", "body", "html"}
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _WORD_SPLIT = re.compile(r"[-_\s]+")
+# What a permalink anchor beside a heading or a definition shows (Sphinx and MkDocs `¶`, Hugo and
+# Docusaurus `#`, `§`, an icon with no text): a mark to click, not words of the page, and a
+# heading path "Getting started¶" would neither read nor match as the heading it is.
+_PERMALINK_MARKS = {"", "¶", "§", "#", "🔗", "⚓"}
 
 
 def decode_html(raw: bytes, name: str) -> str:
@@ -144,12 +149,29 @@ def _walk(out: TextBuilder, el: lxml.html.HtmlElement, *, top: bool) -> None:
 def _keep(el: lxml.html.HtmlElement, tag: str, top: bool) -> bool:
     if tag in _DROP_TAGS or (top and tag in _PAGE_CHROME_TAGS):
         return False
+    if tag == "a" and _is_permalink(el):
+        return False
     return not _is_chrome(el)
+
+
+def _is_permalink(el: lxml.html.HtmlElement) -> bool:
+    """An in-page anchor that shows only a permalink mark (`_PERMALINK_MARKS`)."""
+    return el.get("href", "").startswith("#") and el.text_content().strip() in _PERMALINK_MARKS
+
+
+def _heading_text(el: lxml.html.HtmlElement) -> str:
+    """A heading's text without the permalink marks in it (their tails kept)."""
+    if not any(_is_permalink(a) for a in el.iter("a")):
+        return str(el.text_content())
+    copy = copy_element(el)
+    for a in [a for a in copy.iter("a") if _is_permalink(a)]:
+        a.drop_tree()  # keeps the anchor's tail, the words after it
+    return str(copy.text_content())
 
 
 def _element(out: TextBuilder, el: lxml.html.HtmlElement, tag: str, top: bool) -> None:
     if tag in _HEADINGS:
-        out.heading(_HEADINGS[tag], el.text_content())
+        out.heading(_HEADINGS[tag], _heading_text(el))
         return
     if tag == "pre":
         out.block()

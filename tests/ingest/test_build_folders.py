@@ -1,0 +1,124 @@
+"""A documentation build indexes as a person would expect (issue 30): what Sphinx writes beside its
+pages and vendored packages are left out by default, told in the report by reason with a bounded
+list of paths, and let in by an include glob that names them; a JSON file in a walked folder is a
+corpus only when it has a corpus's shape (named outright, it is a corpus as before)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cuerag.engine.facade import CueRag
+from cuerag.index.sync import plan_sync
+from cuerag.ingest.artefacts import NOT_A_CORPUS, SHOWN_PATHS, SPHINX, VENDORED
+from cuerag.ingest.folders import WalkRules, walk_paths
+
+PAGE = '<html><body><div role="main"><h1>{title}</h1><p>{text} <a href="{href}">more</a></p></div></body></html>'
+PAGES = {
+    "index.html": PAGE.format(title="Lumen X3", text="The Lumen X3 has a full-frame sensor.", href="guide.html"),
+    "guide.html": PAGE.format(title="Lenses", text="The Lumen X3 takes prime lenses.", href="index.html"),
+}
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def sphinx_build(base: Path) -> Path:
+    """A few files shaped like a Sphinx HTML build, with a vendored folder and JSON beside them."""
+    build = base / "html"
+    for name, text in PAGES.items():
+        write(build / name, text)
+    write(build / ".buildinfo", "# Sphinx build info version 1\nconfig: 0123\ntags: 4567\n")
+    write(build / "searchindex.js", 'Search.setIndex({"docnames": ["index", "guide"]})')
+    write(build / "genindex.html", PAGE.format(title="Index", text="A | B | C", href="index.html"))
+    write(build / "search.html", PAGE.format(title="Search", text="Please activate JavaScript.", href="index.html"))
+    write(build / "_sources" / "index.rst.txt", "Lumen X3\n========\n\nThe Lumen X3 has a full-frame sensor.\n")
+    write(build / "_sources" / "guide.rst.txt", "Lenses\n======\n\nThe Lumen X3 takes prime lenses.\n")
+    write(build / "_static" / "jquery" / "README.md", "# jQuery\n\nA JavaScript library.\n")
+    write(build / "_static" / "jquery" / "bower.json", json.dumps({"name": "jquery", "main": {"js": "jquery.js"}}))
+    write(build / "_modules" / "lumen.html", PAGE.format(title="lumen", text="def lumen(): ...", href="index.html"))
+    write(build / "_images" / "notes.txt", "An image's alt text copy.\n")
+    write(build / "node_modules" / "left-pad" / "README.md", "# left-pad\n\nPads strings.\n")
+    write(build / "env" / "pyvenv.cfg", "home = /usr/bin\n")  # a virtual environment under any name
+    write(build / "env" / "lib" / "README.txt", "A package's readme.\n")
+    # JSON beside the pages: settings (no corpus) and a corpus of notes (records with a text).
+    write(build / "theme.json", json.dumps({"colors": {"fg": "#000"}, "fonts": ["Lato"]}))
+    write(build / "package.json", json.dumps({"name": "docs", "scripts": {"build": "sphinx-build"}}))
+    write(build / "events.jsonl", json.dumps({"event": "build", "seconds": 3}) + "\n")
+    write(build / "notes.jsonl", json.dumps({"title": "Battery", "text": "The battery lasts a day."}) + "\n")
+    return build
+
+
+def left_out(report_entries: list) -> dict[str, tuple[int, list[str]]]:
+    return {e.reason: (e.count, e.paths) for e in report_entries}
+
+
+def test_a_sphinx_build_is_walked_for_its_pages(tmp_path: Path) -> None:
+    walk = walk_paths([sphinx_build(tmp_path)])
+    assert sorted(f.source for f in walk.files) == [
+        "events.jsonl",
+        "guide.html",
+        "index.html",
+        "notes.jsonl",
+        "package.json",
+        "theme.json",
+    ]
+    told = left_out(walk.left_out.report())
+    count, paths = told[SPHINX]
+    assert count == 7 and len(paths) == SHOWN_PATHS  # bounded: the count says how many in all
+    assert paths[:4] == ["_images/", "_modules/", "_sources/", "_static/"]  # a folder is one entry, never walked
+    assert set(paths[4:]) < {"genindex.html", "search.html", "searchindex.js"}
+    assert told[VENDORED] == (2, ["env/", "node_modules/"])
+    assert SHOWN_PATHS == 5
+
+
+def test_artefacts_are_let_in_by_an_include_glob_that_names_them(tmp_path: Path) -> None:
+    build = sphinx_build(tmp_path)
+    sources = walk_paths([build], rules=WalkRules(include=("_sources/**",)))
+    assert sorted(f.source for f in sources.files) == ["_sources/guide.rst.txt", "_sources/index.rst.txt"]
+    # A glob written for the pages matches genindex.html but does not name it: still left out.
+    pages = walk_paths([build], rules=WalkRules(include=("*.html",)))
+    assert sorted(f.source for f in pages.files) == ["guide.html", "index.html"]
+    named = walk_paths([build], rules=WalkRules(include=("*.html", "genindex.html")))
+    assert "genindex.html" in {f.source for f in named.files}
+
+
+def test_a_search_page_outside_a_sphinx_build_is_read(tmp_path: Path) -> None:
+    write(tmp_path / "notes" / "search.html", PAGE.format(title="Search", text="How we search.", href="a.html"))
+    write(tmp_path / "notes" / "_static.md", "# Static\n\nA note named like a folder of a build.\n")
+    walk = walk_paths([tmp_path / "notes"])
+    assert sorted(f.source for f in walk.files) == ["_static.md", "search.html"]
+    assert not walk.left_out.report()
+
+
+def test_walked_json_without_a_corpus_shape_is_passed_over_with_the_reason(tmp_path: Path) -> None:
+    build = sphinx_build(tmp_path)
+    plan = plan_sync(walk_paths([build]), None, sync=False, strict=True)  # strict: nothing fails
+    assert sorted(d.id for d in plan.documents if d.source != "notes.jsonl") == ["guide.html", "index.html"]
+    assert [d.title for d in plan.documents if d.source == "notes.jsonl"] == ["Battery"]
+    told = left_out(plan.left_out.report())
+    assert told[NOT_A_CORPUS] == (3, ["events.jsonl", "package.json", "theme.json"])
+    assert not plan.failed
+
+
+def test_json_named_outright_is_a_corpus_as_before(tmp_path: Path) -> None:
+    build = sphinx_build(tmp_path)
+    plan = plan_sync(walk_paths([build / "theme.json"]), None, sync=False, strict=False)
+    assert [f.reason for f in plan.failed] == [
+        "theme.json['colors']: expected a list of sentences or a string, got dict"
+    ]
+    assert not plan.left_out.report()
+
+
+def test_an_index_of_a_build_reports_what_it_left_out(engine: CueRag, tmp_path: Path) -> None:
+    report = engine.index_paths("build", [sphinx_build(tmp_path)])
+    assert not report.failed
+    graph = engine.graph("build")
+    docs = set(graph.chunk_docs)
+    assert {"guide.html", "index.html"} < docs and len(docs) == 3  # the pages and the notes' record
+    told = left_out(report.left_out)
+    assert (told[SPHINX][0], told[VENDORED][0], told[NOT_A_CORPUS][0]) == (7, 2, 3)
+    edges = {(graph.chunk_docs[c], t) for c, links in enumerate(graph.chunk_links) for t in links.values()}
+    assert edges == {("index.html", "guide.html"), ("guide.html", "index.html")}
