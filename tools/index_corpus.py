@@ -108,7 +108,7 @@ async def index_corpus(
     background: Annotated[bool, Field(description="Return a job at once.")] = False,
     watch: Annotated[bool, Field(description="Keep one folder in sync (a job).")] = False,
     # Unset, a report lists the first 100 files of each kind, with every count (cuerag.index.report_bounds).
-    full_report: bool = False,
+    full_report: Annotated[bool, Field(description="List every file, not the first 100.")] = False,
 ) -> IndexReport | JobInfo:
     """Index `paths` and/or `documents`; unchanged files are skipped."""
     state = state_of(ctx)

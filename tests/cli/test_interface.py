@@ -1,6 +1,6 @@
 """What a person and an agent see: a CLI that answers without loading models, global options
 wherever they are typed, help in whole sentences; an MCP server that speaks the current protocol
-and the previous one, lists its tools in under 8 KB with titles and annotations, returns compact
+and the previous one, lists its tools in under 11 KB (goal 8 KB) with titles and annotations, returns compact
 results whose every chunk says why it is there (in titles, never ids), and turns bad arguments
 into one line that says what to change."""
 
@@ -234,10 +234,11 @@ async def test_tools_list_is_small_and_every_tool_has_a_title_and_annotations(
 ) -> None:
     listed = await client.list_tools()
     assert len(listed.tools) == 14  # every tool but `answer`, which needs an LLM
-    # 7.2 KB with the background jobs (job_status, index_corpus's background and watch), before
-    # list_documents and the retrieval tools' `filter`: the goal is 8 KB, and the cap keeps it from
-    # growing unnoticed.
-    assert len(listed.model_dump_json(by_alias=True, exclude_none=True).encode()) <= 8_192
+    # 8.2 KB before the strict clients' rules (every array typed, every argument described, nested
+    # ones too: tests/tools/test_mcp_schemas.py) and cancel_job; 10.6 KB after, most of it the
+    # six-fold `filter` object. The goal is still 8 KB (docs/mcp.md); the cap keeps it from growing
+    # unnoticed.
+    assert len(listed.model_dump_json(by_alias=True, exclude_none=True).encode()) <= 11_000
     q_iter = next(t for t in listed.tools if t.name == "q_iter").input_schema["properties"]
     assert "llm_entities" not in q_iter  # this server has no LLM to honour it
     # The length guard is enforced, not listed (below); the description is what a client that never
