@@ -305,7 +305,7 @@ def test_sigkill_of_cuerag_index_mid_write_then_rerun_equals_a_fresh_index(model
     env |= {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     killed, fresh = tmp_path / "killed", tmp_path / "fresh"
     args = ["index", str(folder), "--corpus", CORPUS, "--sync"]
-    repo = Path(__file__).parent.parent
+    repo = Path(__file__).parents[2]  # the checkout: its cuerag, not an installed one
     done = subprocess.run(
         [sys.executable, "-c", _KILLED_CLI, *args],
         env={**env, "CUERAG_DATA_DIR": str(killed), "KILL_AT_CHUNK_WRITE": "3"},

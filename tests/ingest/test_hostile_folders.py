@@ -255,7 +255,7 @@ def _walk_in_a_child(folder: Path, *exclude: str, seconds: float = 20) -> str:
             capture_output=True,
             text=True,
             timeout=seconds,
-            cwd=Path(__file__).parent.parent,
+            cwd=Path(__file__).parents[2],  # the checkout: its cuerag, not an installed one
         )
     except subprocess.TimeoutExpired:
         pytest.fail(f"the walk took over {seconds} s")
