@@ -232,15 +232,21 @@ class IndexRuns:
                     raise NothingIndexed([(f.path, f.reason) for f in plan.failed])
                 if not exists:
                     raise no_files_error(paths)
+            served_before = graph.doc_chunks() if graph is not None else {}
             if docs:
                 report = self._index_locked(corpus, docs, progress, should_stop)
             else:
                 report = IndexReport(corpus=corpus, totals=p.snapshots.graph(corpus).sizes)
             if plan.remove:
-                deleted = self._delete_locked(corpus, plan.remove)
-                report.documents_removed = len(deleted.documents_deleted)
-                report.removed_doc_ids = deleted.documents_deleted[:REPORTED_IDS]
-                report.chunks_removed += deleted.chunks_deleted
+                # Records gone from a file that changed went with its old set of documents, when its
+                # new set was stored (cuerag.graph.serving): removed all the same.
+                now = p.snapshots.graph(corpus).doc_chunks()
+                gone = [d for d in plan.remove if d in served_before and d not in now]
+                deleted = self._delete_locked(corpus, [d for d in plan.remove if d in now])
+                removed = [*gone, *deleted.documents_deleted]
+                report.documents_removed = len(removed)
+                report.removed_doc_ids = removed[:REPORTED_IDS]
+                report.chunks_removed += deleted.chunks_deleted + sum(len(served_before[d]) for d in gone)
                 report.totals = deleted.totals
         report.added, report.changed, report.removed = plan.added, plan.changed, plan.removed
         report.skipped, report.failed = plan.skipped, plan.failed

@@ -10,7 +10,7 @@ one leaves the old one whole until the new one is complete and the old one is de
 
 The rule, applied to whatever the store holds:
 - a version is complete when all its chunks are there;
-- a file's set of documents (one root, path, file hash and document count) is whole when each of
+- a file's set of documents (one path under its root, file hash and document count) is whole when each of
   its documents has a complete version in it; of the sets read from one file, the newest whole
   one is served, and the documents of every other set from that file are not (a deletion of some
   of a file's documents writes the rest as a new, smaller set: cuerag.index.deletion);
@@ -31,7 +31,7 @@ from cuerag.store.base import StoredPoint
 VERSION, VERSION_CHUNKS, WRITTEN, FILE_DOCS = "doc_version", "doc_chunks", "written", "file_docs"
 
 _Key = tuple[str, str]  # (document id, version)
-_FileSet = tuple[str, str, str, int]  # (root, source, file hash, documents)
+_FileSet = tuple[str, str, int]  # (source, file hash, documents)
 
 
 def current_versions(chunks: Iterable[StoredPoint]) -> tuple[list[StoredPoint], list[str]]:
@@ -56,7 +56,7 @@ def file_set_of(payload: dict[str, object]) -> _FileSet:
     """The set of documents of one file version a chunk belongs to (its payload has `file_docs`)."""
     docs = payload[FILE_DOCS]
     count = int(docs) if isinstance(docs, int | float | str) else 0
-    return (str(payload["root"]), str(payload["source"]), str(payload.get("file_hash", "")), count)
+    return (str(payload["source"]), str(payload.get("file_hash", "")), count)
 
 
 def _complete(points: list[StoredPoint]) -> bool:
@@ -81,10 +81,13 @@ def _whole_file_sets(complete: dict[_Key, list[StoredPoint]]) -> list[_Key]:
         sets.setdefault(file_set_of(payload), []).append(key)
     best: dict[tuple[str, str], tuple[int, _FileSet]] = {}
     for file_set, keys in sets.items():
-        if len({doc for doc, _ in keys}) < file_set[3]:
+        if len({doc for doc, _ in keys}) < file_set[2]:
             continue  # part of the file's documents: a run died while writing them
         written = max(_written(complete[key]) for key in keys)
-        held = best.get(file_set[:2])
+        # One file: its root and path. The root is not part of the set (a folder moved while its
+        # chunks are rewritten has both roots in one set): the set's greatest one stands for it.
+        place = (max(str(complete[key][0].payload.get("root", "")) for key in keys), file_set[0])
+        held = best.get(place)
         if held is None or (written, file_set) > held:
-            best[file_set[:2]] = (written, file_set)
+            best[place] = (written, file_set)
     return free + [key for _, file_set in best.values() for key in sets[file_set]]

@@ -44,7 +44,7 @@ def plan_deletion(graph: Graph, doc_ids: Sequence[str]) -> Deletion:
         return Deletion(found, [], chunk_ids)
     points = graph.points.chunks
     gone = set(found)
-    members: dict[tuple[str, str, str, int], set[str]] = {}
+    members: dict[tuple[str, str, int], set[str]] = {}
     for point in points.values():
         if FILE_DOCS in point.payload and point.payload.get("source") and point.payload.get("root"):
             members.setdefault(file_set_of(point.payload), set()).add(point.payload["doc_id"])
@@ -63,7 +63,7 @@ def plan_deletion(graph: Graph, doc_ids: Sequence[str]) -> Deletion:
 def _smaller_set_version(old: list[StoredPoint], file_docs: int, written: int) -> list[StoredPoint]:
     """A document's chunks as a new version in its file's smaller set: same text and vectors."""
     old = sorted(old, key=lambda p: int(p.payload.get("index", 0)))
-    labels = [{k: p.payload[k] for k in _LABELS if k in p.payload} for p in old]
+    labels = [{k: p.payload[k] for k in _LABELS if k in p.payload and k != "root"} for p in old]
     version = doc_version([chunk_key(p) for p in old], labels, file_docs)
     out = []
     for point, pid in zip(old, version.ids, strict=True):

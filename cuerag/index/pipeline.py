@@ -238,13 +238,22 @@ class Indexer:
             pending.provenance[doc.id] = provenance
             labels = [_labels(provenance, piece) for piece in pieces]
             key = file_key(doc)
-            version = doc_version(keys, labels, file_docs[key] if key is not None else None)
+            # The root is left out of the version: a moved folder keeps its points (and their
+            # ids); a file's set is known by its path under the root (cuerag.graph.serving).
+            unrooted: list[dict[str, object]] = [{k: v for k, v in lb.items() if k != "root"} for lb in labels]
+            version = doc_version(keys, unrooted, file_docs[key] if key is not None else None)
             pending.run_pieces.extend(zip(pieces, version.ids, strict=True))
             stored = stored_by_key(graph, doc.id, existing_by_doc.get(doc.id, []))
             old_ids = {p.id for p in stored.values()}
             if old_ids == set(version.ids):
                 report.documents_unchanged += 1
                 report.chunks_kept += len(keys)
+                if any(p.payload.get("root") != doc.root for p in stored.values()):
+                    # Its folder moved: the root is rewritten in place, which no reader depends on.
+                    plan.versions[doc.id] = version
+                    plan.copied.extend(
+                        (stored[k], pid, doc.id, lb) for k, pid, lb in zip(keys, version.ids, labels, strict=True)
+                    )
                 continue
             plan.versions[doc.id] = version
             plan.stale_chunks.extend(sorted(old_ids))
