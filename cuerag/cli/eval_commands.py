@@ -24,7 +24,8 @@ def eval_command(
     methods: Annotated[
         str,
         typer.Option(
-            help="Comma-separated: qiter, dense, bm25, hybrid (dense+BM25 by RRF), ketrag; Q-Iter variants as "
+            help="Comma-separated: qiter, dense, bm25, hybrid (dense+BM25 by RRF), ketrag, global (theme-by-theme "
+            "search for broad questions), archrag, leanrag; Q-Iter variants as "
             "qiter:key=value[:key=value], e.g. qiter:query_update=false"
         ),
     ] = "qiter,dense,bm25,hybrid,ketrag",

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from cuerag.communities import CommunityIndex
 from cuerag.config import QIterParams, Settings
 from cuerag.engine.indexing import IndexRuns
 from cuerag.engine.parts import EngineParts
@@ -244,6 +245,10 @@ class CueRag:
         `llm_entities`: the LLM reads the question's entities for Q-Iter (NER if it finds none).
         `filter`: only the documents it selects are searched and walked (see cuerag.retrieval.filters)."""
         return self._queries.retrieve(corpus, question, params, method, llm_entities, filter)[0]
+
+    def communities(self, corpus: str) -> CommunityIndex:
+        """The corpus's theme hierarchy and the seed methods' hierarchies (`cuerag.communities`)."""
+        return self._queries.communities(corpus)
 
     def answer(
         self,

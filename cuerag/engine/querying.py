@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import time
 
+from cuerag.communities import COMMUNITY_METHODS, CommunityIndex, community_search
 from cuerag.config import MAX_QUERY_CHARS, QIterParams
 from cuerag.engine.parts import EngineParts
 from cuerag.errors import ParameterError
@@ -73,8 +74,17 @@ class Queries:
             entities, usage = llm_query_entities(require_llm(self._p.llm, "llm_entities"), question)
             if not entities:
                 log.info("the LLM found no entities in %r; falling back to NER", question)
-        result = run_method(retriever, question, method, params, text=self._p.text, entities=entities or None)
+        if method in COMMUNITY_METHODS:  # global search and the two seed methods (cuerag.communities)
+            index = self._p.snapshots.communities(corpus, retriever.graph, retriever.entity_vectors)
+            result = community_search(retriever, index, question, method, params.top_n, params)
+        else:
+            result = run_method(retriever, question, method, params, text=self._p.text, entities=entities or None)
         return explain(result, GraphTitles(retriever.graph)), usage
+
+    def communities(self, corpus: str) -> CommunityIndex:
+        """The corpus's community hierarchies for its current snapshot."""
+        retriever = self.retriever(corpus)
+        return self._p.snapshots.communities(corpus, retriever.graph, retriever.entity_vectors)
 
     def answer(
         self,

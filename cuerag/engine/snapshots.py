@@ -13,6 +13,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from cuerag.communities.entity_graph import EntityVectors
+from cuerag.communities.index import CommunityIndex
 from cuerag.errors import CorpusNotFoundError, CueRagError, ReadOnlyError
 from cuerag.graph.schema import CHUNKS, ENTITIES, UNITS, collection_name, corpus_of_collection, validate_corpus_name
 from cuerag.graph.snapshot import Graph, load_graph
@@ -31,6 +33,7 @@ class Snapshots:
         self._lock = threading.Lock()
         self._graphs: dict[str, Graph] = {}
         self._indexes: dict[str, SnapshotIndexes] = {}
+        self._communities: dict[str, CommunityIndex] = {}
         self._writers: dict[str, threading.Lock] = {}
 
     # -- corpora --
@@ -72,6 +75,7 @@ class Snapshots:
         with self._lock:
             self._graphs.pop(corpus, None)
             self._indexes.pop(corpus, None)
+            self._communities.pop(corpus, None)
 
     def indexes(self, corpus: str, graph: Graph) -> SnapshotIndexes:
         """The indexes derived from this snapshot, kept with it (each is built on first use)."""
@@ -79,6 +83,14 @@ class Snapshots:
             cached = self._indexes.get(corpus)
             if cached is None or cached.graph is not graph:
                 cached = self._indexes[corpus] = SnapshotIndexes(graph)
+            return cached
+
+    def communities(self, corpus: str, graph: Graph, entity_vectors: EntityVectors) -> CommunityIndex:
+        """The community hierarchies of this snapshot, kept with it (each part built on first use)."""
+        with self._lock:
+            cached = self._communities.get(corpus)
+            if cached is None or cached.graph is not graph:
+                cached = self._communities[corpus] = CommunityIndex(graph, entity_vectors)
             return cached
 
     def _opened(self, corpus: str, graph: Graph) -> Graph:

@@ -30,6 +30,9 @@ ReasonKind = Literal[
     "bm25",
     "hybrid",
     "ketrag",
+    "global",
+    "archrag",
+    "leanrag",
 ]
 
 _BASELINE_REASONS = {
@@ -37,6 +40,9 @@ _BASELINE_REASONS = {
     "bm25": "shares the question's words (BM25)",
     "hybrid": "ranked high by embedding similarity and BM25 together (reciprocal rank fusion)",
     "ketrag": "close to the question's keywords (KET-RAG's keyword channel)",
+    "global": "relevant to the question, in a theme (community of documents) the question is about",
+    "archrag": "under an entity or community nearest the question (ArchRAG's hierarchical search)",
+    "leanrag": "holds the question's seed entities or sits under their common ancestors (LeanRAG)",
 }
 
 

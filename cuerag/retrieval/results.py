@@ -119,7 +119,7 @@ class QIterTrace(BaseModel):
     stage_ms: dict[str, float] = {}  # where the time went: ner, entity_linking, anchor_units, beam, rerank, ...
 
 
-HitSource = Literal["graph", "dense", "bm25", "hybrid", "ketrag"]
+HitSource = Literal["graph", "dense", "bm25", "hybrid", "ketrag", "global", "archrag", "leanrag"]
 
 
 class ChunkHit(BaseModel):
@@ -137,8 +137,8 @@ class ChunkHit(BaseModel):
     citation: Citation | None = None  # source, pages, section, span and hyperlinks of the chunk
 
 
-Method = Literal["qiter", "dense", "bm25", "hybrid", "ketrag"]
-METHODS: tuple[str, ...] = ("qiter", "dense", "bm25", "hybrid", "ketrag")
+Method = Literal["qiter", "dense", "bm25", "hybrid", "ketrag", "global", "archrag", "leanrag"]
+METHODS: tuple[str, ...] = ("qiter", "dense", "bm25", "hybrid", "ketrag", "global", "archrag", "leanrag")
 
 
 class RetrievalResult(BaseModel):

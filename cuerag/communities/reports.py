@@ -1,0 +1,129 @@
+"""Extractive community reports: what a theme is about, with no LLM.
+
+A report names its community by its most *specific* terms (words far more frequent in its
+documents than in the corpus, by TF-IDF contrast), lists its top entities (frequent inside,
+rare outside), and quotes a handful of representative units chosen by maximal marginal relevance
+(close to the community's centroid, far from each other: coverage, not five look-alikes), each
+cited to its chunk and document. Its vector (the normalised mean of its documents' vectors) is
+what a question is compared with.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from cuerag.communities.documents import DocTable, normalized
+from cuerag.communities.hierarchy import Community, Hierarchy
+from cuerag.graph.snapshot import Graph
+
+
+@dataclass(frozen=True)
+class Evidence:
+    unit_id: str
+    chunk_id: str
+    doc_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Report:
+    id: str
+    level: int
+    title: str
+    terms: list[str]
+    entities: list[str]
+    evidence: list[Evidence]
+    documents: list[str]
+    parent: str | None
+    children: list[str]
+    vector: np.ndarray
+
+
+def mmr(candidates: np.ndarray, target: np.ndarray, k: int, lam: float = 0.6) -> list[int]:
+    """Maximal marginal relevance: k rows of `candidates` near `target` and unlike each other."""
+    if len(candidates) == 0:
+        return []
+    rel = candidates @ target
+    chosen: list[int] = []
+    best_sim = np.full(len(candidates), -np.inf)
+    for _ in range(min(k, len(candidates))):
+        redundancy = np.where(np.isfinite(best_sim), best_sim, 0.0)
+        score = lam * rel - (1 - lam) * redundancy
+        score[chosen] = -np.inf
+        pick = int(np.argmax(score))
+        chosen.append(pick)
+        best_sim = np.maximum(best_sim, candidates @ candidates[pick])
+    return chosen
+
+
+class ReportWriter:
+    """Writes the reports of one hierarchy over one snapshot's documents."""
+
+    def __init__(self, graph: Graph, docs: DocTable, tfidf: Any, vocabulary: list[str]) -> None:
+        self.graph = graph
+        self.docs = docs
+        self.tfidf = tfidf
+        self.vocabulary = vocabulary
+        self.corpus_mean = np.asarray(tfidf.mean(axis=0)).ravel()
+        self.doc_units = docs.doc_units(graph)
+        self.doc_entities = docs.doc_entities(graph)
+        df: Counter[int] = Counter(e for ents in self.doc_entities for e in ents)
+        self.entity_idf = {e: math.log((1 + len(docs)) / (1 + n)) + 1 for e, n in df.items()}
+
+    def terms(self, members: list[int], k: int = 3) -> list[str]:
+        if not self.vocabulary:
+            return []
+        contrast = np.asarray(self.tfidf[members].mean(axis=0)).ravel() - self.corpus_mean
+        return [self.vocabulary[i] for i in np.argsort(-contrast, kind="stable")[:k] if contrast[i] > 0]
+
+    def entities(self, members: list[int], k: int = 8) -> list[str]:
+        counts: Counter[int] = Counter(e for d in members for e in self.doc_entities[d])
+        ranked = sorted(counts, key=lambda e: (-counts[e] * self.entity_idf[e], self.graph.entity_names[e]))
+        names: list[str] = []
+        for e in ranked:
+            name = self.graph.entity_names[e]
+            if name and name.casefold() not in {n.casefold() for n in names}:
+                names.append(name)
+            if len(names) >= k:
+                break
+        return names
+
+    def evidence(self, members: list[int], vector: np.ndarray, k: int = 5) -> list[Evidence]:
+        units = [u for d in members for u in self.doc_units[d]]
+        if not units:
+            return []
+        picked = mmr(self.graph.unit_vectors[units], vector, k)
+        g = self.graph
+        out = []
+        for i in picked:
+            u = units[i]
+            c = g.unit_chunks[u][0]
+            out.append(
+                Evidence(unit_id=g.unit_ids[u], chunk_id=g.chunk_ids[c], doc_id=g.chunk_docs[c], text=g.unit_texts[u])
+            )
+        return out
+
+    def report(self, community: Community) -> Report:
+        members = community.members
+        vector = normalized(self.docs.vectors[members].mean(axis=0, keepdims=True))[0]
+        terms = self.terms(members)
+        return Report(
+            id=community.id,
+            level=community.level,
+            title=" · ".join(terms) if terms else self.docs.titles[members[0]],
+            terms=terms,
+            entities=self.entities(members),
+            evidence=self.evidence(members, vector),
+            documents=[self.docs.doc_ids[d] for d in members],
+            parent=community.parent,
+            children=list(community.children),
+            vector=vector,
+        )
+
+    def all(self, hierarchy: Hierarchy) -> dict[str, Report]:
+        return {cid: self.report(c) for cid, c in sorted(hierarchy.communities.items())}
