@@ -36,3 +36,9 @@ def _labels(provenance: ProvenancePayload, piece: TextChunk) -> dict[str, object
         if piece.place.metadata:
             labels["doc_metadata"] = piece.place.metadata
     return labels
+
+
+def _stale_labels(point: StoredPoint, labels: dict[str, object]) -> bool:
+    """Whether a kept chunk's stored labels differ from the document's now (the root aside: a moved
+    folder is told apart above)."""
+    return any(point.payload.get(k) != labels.get(k) for k in _LABELS if k != "root")

@@ -40,7 +40,7 @@ from cuerag.index.doc_versions import copied_points, doc_version, file_doc_count
 from cuerag.index.embedding import Embedding
 from cuerag.index.extraction import ChunkText, UnitExtractor
 from cuerag.index.knapsack import bleu_values, cosine_values, random_values, select_chunks
-from cuerag.index.payload import _LABELS, _labels, _provenance
+from cuerag.index.payload import _labels, _provenance, _stale_labels
 from cuerag.index.recognition import _finished, _Recognition
 from cuerag.index.report import IndexReport, Progress, ShouldStop, Written, _listed, _no_progress, _timed
 from cuerag.index.run_plan import Pieces, RunPlan
@@ -400,9 +400,3 @@ class Indexer:
     def _require_space(self, needed: int) -> None:
         if self._space is not None:
             self._space.require(max(needed, 0), "this index run")
-
-
-def _stale_labels(point: StoredPoint, labels: dict[str, object]) -> bool:
-    """Whether a kept chunk's stored labels differ from the document's now (the root aside: a moved
-    folder is told apart above)."""
-    return any(point.payload.get(k) != labels.get(k) for k in _LABELS if k != "root")
