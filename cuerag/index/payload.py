@@ -6,6 +6,7 @@ from __future__ import annotations
 from cuerag.graph.citations import links_payload
 from cuerag.graph.schema import ProvenancePayload
 from cuerag.ingest.documents import Document
+from cuerag.store.base import StoredPoint
 from cuerag.text.chunk import TextChunk
 
 _PROVENANCE = ("source", "root", "file_hash")
@@ -38,7 +39,12 @@ def _labels(provenance: ProvenancePayload, piece: TextChunk) -> dict[str, object
     return labels
 
 
-def _stale_labels(point: StoredPoint, labels: dict[str, object]) -> bool:
-    """Whether a kept chunk's stored labels differ from the document's now (the root aside: a moved
-    folder is told apart above)."""
-    return any(point.payload.get(k) != labels.get(k) for k in _LABELS if k != "root")
+def relabel_in_place(kept: list[StoredPoint], labels: list[dict[str, object]], root: str | None) -> bool:
+    """Whether an unchanged document's chunks are rewritten in place, the same points, nothing
+    embedded: its folder moved (the root, which no reader depends on), or what they carry was
+    stored wrong by an older version (links resolved from the wrong folder: cuerag.index.stale_links)."""
+    if any(p.payload.get("root") != root for p in kept):
+        return True
+    return any(
+        p.payload.get(k) != lb.get(k) for p, lb in zip(kept, labels, strict=True) for k in _LABELS if k != "root"
+    )

@@ -40,7 +40,7 @@ from cuerag.index.doc_versions import copied_points, doc_version, file_doc_count
 from cuerag.index.embedding import Embedding
 from cuerag.index.extraction import ChunkText, UnitExtractor
 from cuerag.index.knapsack import bleu_values, cosine_values, random_values, select_chunks
-from cuerag.index.payload import _labels, _provenance, _stale_labels
+from cuerag.index.payload import _labels, _provenance, relabel_in_place
 from cuerag.index.recognition import _finished, _Recognition
 from cuerag.index.report import IndexReport, Progress, ShouldStop, Written, _listed, _no_progress, _timed
 from cuerag.index.run_plan import Pieces, RunPlan
@@ -248,12 +248,7 @@ class Indexer:
             if old_ids == set(version.ids):
                 report.documents_unchanged += 1
                 report.chunks_kept += len(keys)
-                if any(p.payload.get("root") != doc.root for p in stored.values()) or any(
-                    _stale_labels(stored[k], lb) for k, lb in zip(keys, labels, strict=True)
-                ):
-                    # Its folder moved (the root, which no reader depends on), or what it carries
-                    # was stored wrong by an older version (links resolved from the wrong folder:
-                    # cuerag.index.stale_links): rewritten in place, the same points, nothing embedded.
+                if relabel_in_place([stored[k] for k in keys], labels, doc.root):
                     plan.versions[doc.id] = version
                     plan.copied.extend(
                         (stored[k], pid, doc.id, lb) for k, pid, lb in zip(keys, version.ids, labels, strict=True)
