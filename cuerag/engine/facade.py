@@ -54,12 +54,11 @@ class CueRag:
         self._owns_llm = llm is None
         # Read-only: the answer cache would be a write into the data directory.
         cache_dir = None if settings.read_only else settings.data_dir
-        self.llm = llm or make_llm(settings, cache_dir=cache_dir)
-        self.snapshots = Snapshots(store or open_store(settings), read_only=settings.read_only)
+        self.snapshots = Snapshots(store or open_store(settings), read_only=lambda: self.settings.read_only)
         self._parts = EngineParts(
             settings=settings,
             snapshots=self.snapshots,
-            llm=self.llm,
+            llm=llm or make_llm(settings, cache_dir=cache_dir),
             free_bytes=free_bytes,
             load=load_models,
             loaded=models,
@@ -74,7 +73,14 @@ class CueRag:
     @settings.setter
     def settings(self, settings: Settings) -> None:  # tests change a setting between runs
         self._parts.settings = settings
-        self.snapshots.read_only = settings.read_only
+
+    @property
+    def llm(self) -> LLM | None:
+        return self._parts.llm
+
+    @llm.setter
+    def llm(self, llm: LLM | None) -> None:
+        self._parts.llm = llm
 
     @property
     def store(self) -> VectorStore:

@@ -105,13 +105,12 @@ class IndexRuns:
             # A new corpus whose first run failed before any chunk landed is not left behind
             # as an empty corpus. Otherwise the snapshot is dropped: the next use rebuilds it
             # from the store, seeing what the failed run wrote (as orphans to collect).
+            p.snapshots.forget(corpus)  # first, whatever happens below
             if created and self._nothing_served(corpus):
                 self._drop_after_failure(corpus)
-            else:
-                p.snapshots.forget(corpus)
-                if isinstance(sys.exc_info()[1], Cancelled | StorageFullError):
-                    # A stop the engine chose: clear what the run wrote now, not at next open.
-                    self._discard_run(corpus)
+            elif isinstance(sys.exc_info()[1], Cancelled | StorageFullError):
+                # A stop the engine chose: clear what the run wrote now, not at next open.
+                self._discard_run(corpus)
             raise
         orphans = graph.orphan_unit_ids or graph.orphan_entity_ids or graph.orphan_chunk_ids
         if not (written.chunks or written.removed_chunks or orphans):
@@ -135,6 +134,9 @@ class IndexRuns:
             return not current_versions(chunks)[0]
         except CueRagError:
             return True  # unreadable: nothing a reader could be served either
+        except Exception as exc:  # unforeseen: keep the corpus (the next open repairs it), keep the run's error
+            log.warning("could not read corpus %r after a failed first run: %s", corpus, exc)
+            return False
 
     def _drop_after_failure(self, corpus: str) -> None:
         """Drop what a failed first run created. On a disk that went read-only this fails too: the
@@ -280,6 +282,14 @@ class IndexRuns:
             return self._delete_locked(corpus, doc_ids)
 
     def _delete_locked(self, corpus: str, doc_ids: Sequence[str]) -> DeleteReport:
+        try:
+            return self._delete_batches(corpus, doc_ids)
+        except BaseException:
+            # Part of the batches may be in the store: the next use reads it again, as after a kill.
+            self._p.snapshots.forget(corpus)
+            raise
+
+    def _delete_batches(self, corpus: str, doc_ids: Sequence[str]) -> DeleteReport:
         graph = self._p.snapshots.graph(corpus)
         by_doc = graph.doc_chunks()
         deletion = plan_deletion(graph, doc_ids)

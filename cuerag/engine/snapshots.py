@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from cuerag.communities.entity_graph import EntityVectors
@@ -27,9 +27,9 @@ log = logging.getLogger(__name__)
 class Snapshots:
     """The snapshots of one store's corpora, loaded on first use."""
 
-    def __init__(self, store: VectorStore, *, read_only: bool) -> None:
+    def __init__(self, store: VectorStore, *, read_only: Callable[[], bool]) -> None:
         self.store = store  # the engine's one reference to its store
-        self.read_only = read_only
+        self._read_only = read_only  # read live: the engine's settings can be replaced
         self._lock = threading.Lock()
         self._graphs: dict[str, Graph] = {}
         self._indexes: dict[str, SnapshotIndexes] = {}
@@ -97,7 +97,7 @@ class Snapshots:
         """A freshly read snapshot, with the orphans a killed run left in the store deleted, so the
         store holds what the graph holds. Skipped when read-only, and when a writer holds the
         corpus (it may be writing those very points, and collects orphans when it ends)."""
-        if self.read_only or not (graph.orphan_unit_ids or graph.orphan_entity_ids or graph.orphan_chunk_ids):
+        if self._read_only() or not (graph.orphan_unit_ids or graph.orphan_entity_ids or graph.orphan_chunk_ids):
             return graph
         lock = self._writer_lock(corpus)
         if not lock.acquire(blocking=False):
@@ -117,7 +117,7 @@ class Snapshots:
     @contextmanager
     def writer(self, corpus: str) -> Iterator[None]:
         """Hold the corpus's writer lock, refusing at once when another run holds it."""
-        if self.read_only:
+        if self._read_only():
             raise ReadOnlyError(f"this engine is read-only: corpus {corpus!r} cannot be changed")
         lock = self._writer_lock(corpus)
         if not lock.acquire(blocking=False):

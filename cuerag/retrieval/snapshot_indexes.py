@@ -31,6 +31,8 @@ class SnapshotIndexes:
         self._casing: CorpusCasing | None = None
         self._documents: DocumentTable | None = None
         self._keywords: KeywordIndex | None = None
+        # Its own lock: building it embeds every sub-chunk, and must not hold up the other indexes.
+        self._keywords_lock = threading.Lock()
 
     def lexical(self) -> LexicalIndex:
         with self._lock:
@@ -81,7 +83,7 @@ class SnapshotIndexes:
 
     def keywords(self, embedder: Embedder, text: TextTools) -> KeywordIndex:
         """KET-RAG's keyword index (the `ketrag` baseline): embeds sub-chunks, so built only when asked."""
-        with self._lock:
+        with self._keywords_lock:
             if self._keywords is None:
                 self._keywords = KeywordIndex.build(self.graph, embedder, text)
             return self._keywords

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import point_counts
+from conftest import EngineFactory, point_counts
 
 from cuerag.engine.facade import CueRag
-from cuerag.errors import CueRagError, InputError, InvalidNameError
+from cuerag.errors import CueRagError, InputError, InvalidNameError, ReadOnlyError
 from cuerag.graph.snapshot import load_graph
 from cuerag.ingest.documents import Document, make_document
 
@@ -127,3 +127,13 @@ def test_punctuation_only_document_is_kept_without_units(engine: CueRag) -> None
     assert report.documents_added == 2
     assert [len(g.chunk_units[g.chunk_pos[c]]) for c in g.chunk_ids] == [0, 1]  # sorted by doc id: dots, ok
     assert engine.query("punct", "Which city?", method="dense").chunks[0].doc_id == "ok"
+
+
+def test_a_read_only_setting_changed_in_place_is_honoured_at_once(make_engine: EngineFactory) -> None:
+    """The engine reads its settings live: a copy kept by one of its parts would go on writing."""
+    engine = make_engine()
+    engine.index_documents("c", [make_document("A", "Alpha is a letter.", "a")])
+    engine.settings.read_only = True
+    with pytest.raises(ReadOnlyError):
+        engine.index_documents("c", [make_document("B", "Beta is a letter.", "b")])
+    assert engine.info("c").documents == 1
