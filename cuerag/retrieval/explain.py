@@ -151,10 +151,10 @@ def _kinds(path: PathTrace) -> list[HopKind]:
     return path.via_kinds or ["entity"] * len(path.via_entities)
 
 
-def explain_hit(hit: ChunkHit, result: Explainable, titles: GraphTitles, *, name_path: bool = True) -> HitReason:
+def explain_hit(hit: ChunkHit, result: Explainable, titles: GraphTitles) -> HitReason:
     """One hit's reason. A chunk can have several (a named title the walk reached as well): the
-    sentence gives the one that set its score first, then the others. `name_path=False` leaves the
-    path's entities out of the sentence, for a reader shown the path itself beside it."""
+    sentence gives the one that set its score first, then the others. `brief` is the same sentence
+    without the path's entities, for a reader shown the path itself beside it."""
     path = best_path(hit, result)
     steps = (
         [
@@ -167,8 +167,26 @@ def explain_hit(hit: ChunkHit, result: Explainable, titles: GraphTitles, *, name
         else []
     )
     score = path.score if path is not None else None
-    through = f" through {' → '.join(s.label for s in steps)}" if name_path else ""
-    walked = f"the graph walk reached it{through} (path score {score:.3f})" if path is not None else ""
+    if path is None:
+        reason = _reason(hit, result, titles, steps, score, walked="")
+        reason.brief = reason.text
+        return reason
+    walked = f"the graph walk reached it through {' → '.join(s.label for s in steps)} (path score {score:.3f})"
+    reason = _reason(hit, result, titles, steps, score, walked=walked)
+    # The walk's sentence is the only part that names the path: the brief form drops just that.
+    reason.brief = reason.text.replace(walked, f"the graph walk reached it (path score {score:.3f})")
+    return reason
+
+
+def _reason(
+    hit: ChunkHit,
+    result: Explainable,
+    titles: GraphTitles,
+    steps: list[PathStep],
+    score: float | None,
+    *,
+    walked: str,
+) -> HitReason:
     if hit.source != "graph":
         if result.method == "qiter":
             n = len(result.chunks)
@@ -194,7 +212,7 @@ def explain_hit(hit: ChunkHit, result: Explainable, titles: GraphTitles, *, name
             path_score=score,
             linked_from_title=source,
         )
-    if path is not None:
+    if walked:  # a kept path reached it
         return HitReason(kind="path", text=walked, path=steps, path_score=score)
     if hit.lexical_match:
         text = "lexical match: one of the passages sharing the question's words most (BM25); no kept path reached it"
@@ -209,7 +227,6 @@ def explained_hits(result: Explainable, titles: GraphTitles) -> list[ExplainedHi
     hits = []
     for h in result.chunks:
         why = explain_hit(h, result, titles)
-        why.brief = explain_hit(h, result, titles, name_path=False).text
         hits.append(ExplainedHit(**h.model_dump(exclude={"why"}), why=why))
     return hits
 
