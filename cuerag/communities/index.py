@@ -71,7 +71,7 @@ class CommunityIndex:
 
     @property
     def archrag(self) -> list[ArchLevel]:
-        return self._part("archrag", lambda: build_archrag(self.entity_layer))
+        return self._part("archrag", lambda: build_archrag(self.entity_layer, self.graph.chunk_vectors))
 
     @property
     def leanrag(self) -> LeanTree:

@@ -7,6 +7,15 @@ Q-Iter's (the order in which its walk returns the documents: the graph evidence,
 title links, that the two flat channels lack). Measured on the SQLite global set, each channel
 alone ranks documents worse than the fusion; a document-mean vector and BM25 over whole
 documents were tried as further channels and made it worse.
+
+The dense channel is corrected for generality: a broad question ("which pages cover X?") is
+itself general, so by cosine it matches best the pages that are about the corpus as a whole
+(overviews, tutorials, FAQs, glossaries) whatever X is, and they crowd out the specific pages a
+theme is made of. The question's component along the corpus's mean document vector (the
+direction every page shares) is removed before the cosine: a document scores d·q − (q·c)(d·c),
+c the normalised mean, with no weight to tune. Measured on the SQLite and Git global sets
+(docs/global.md): dense alone gains 0.04–0.11 recall at 10 and 20; a fixed penalty
+(d·q − λ·d·c, λ 0.4–0.6) measures the same.
 """
 
 from __future__ import annotations
@@ -62,6 +71,22 @@ class Relevance:
         return chunks[int(np.argmax(fused))]
 
 
+def corpus_direction(docs: DocTable) -> np.ndarray:
+    """The corpus's mean document vector, normalised (zeros for an empty corpus)."""
+    if not len(docs) or not docs.vectors.shape[1]:
+        return np.zeros(docs.vectors.shape[1], dtype=np.float32)
+    centre = docs.vectors.mean(axis=0)
+    norm = float(np.linalg.norm(centre))
+    return (centre / norm).astype(np.float32) if norm > 0 else np.zeros_like(centre)
+
+
+def specific_dense(docs: DocTable, dense: np.ndarray, qvec: np.ndarray) -> np.ndarray:
+    """Documents' dense scores with the question's component along the corpus direction
+    removed: d·q − (q·c)(d·c) (what every page shares no longer counts)."""
+    direction = corpus_direction(docs)
+    return dense - float(qvec @ direction) * (docs.vectors @ direction).astype(np.float64)
+
+
 def ranking_scores(order: Sequence[int], tiebreak: np.ndarray) -> np.ndarray:
     """A ranking as scores: ranked items above all others, the others ordered by `tiebreak`."""
     scores = np.asarray(tiebreak, dtype=np.float64) * 1e-6
@@ -78,7 +103,7 @@ def relevance(
     n = len(docs)
     chunk_dense = graph.chunk_vectors @ qvec
     dense = per_doc_max(chunk_dense, docs.chunk_doc, n)
-    channels = [dense, per_doc_max(chunk_lexical, docs.chunk_doc, n)]
+    channels = [specific_dense(docs, dense, qvec), per_doc_max(chunk_lexical, docs.chunk_doc, n)]
     if walk_docs:
         channels.append(ranking_scores(walk_docs, dense))
     return Relevance(chunk_dense=chunk_dense, chunk_lexical=chunk_lexical, doc=rrf_scores(channels))
