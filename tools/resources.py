@@ -26,6 +26,9 @@ from tools.common import AppState, state_of
 
 # `{+doc_id}`: a document id is a path under its root ("notes/a.md"), slashes and all.
 DOCUMENT_TEMPLATE = "cuerag://{corpus}/documents/{+doc_id}"
+# A theme of the corpus's hierarchy opened (`top`: the broadest themes listed), as JSON.
+THEME_TEMPLATE = "cuerag://{corpus}/themes/{theme_id}"
+TOP_THEMES = "top"
 READ_CHARS = 100_000  # the most one read returns: read_document's own cap
 MAX_LINKS = 20  # per result: a page of list_documents, or every hit of a retrieval
 MAX_COMPLETIONS = 100  # the most values one completion answer may carry (the specification's cap)
@@ -69,6 +72,20 @@ async def read_document_resource(corpus: str, doc_id: str, ctx: Context[AppState
         return doc.text
     more = doc.total_chars - doc.end
     return f"{doc.text}\n\n[{more} more characters: call read_document with doc_id and start={doc.end}]"
+
+
+async def read_theme_resource(corpus: str, theme_id: str, ctx: Context[AppState]) -> str:
+    """A theme opened (its report, evidence, documents and children), or with `top` the broadest
+    themes, as the themes tool returns them."""
+    engine = state_of(ctx).engine
+    read = functools.partial(engine.themes, corpus, theme_id=None if theme_id == TOP_THEMES else theme_id)
+    try:
+        listing = await anyio.to_thread.run_sync(read)
+    except _NOT_THERE as exc:
+        raise ResourceNotFoundError(str(exc)) from exc
+    except CueRagError as exc:
+        raise ResourceError(str(exc)) from exc
+    return listing.model_dump_json()
 
 
 def document_links(result: BaseModel) -> list[ResourceLink]:
