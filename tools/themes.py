@@ -18,13 +18,12 @@ from tools.common import READ_ONLY, AppState, Corpus, run_engine, state_of, tool
 async def themes(
     corpus: Corpus,
     ctx: Context[AppState],
-    theme_id: Annotated[str, Field(max_length=64, description="Open this theme; its children are listed.")] = "",
-    level: Annotated[int, Field(ge=0, le=32, description="Level listed without theme_id; 0 broadest.")] = 0,
-    offset: Annotated[int, Field(ge=0, description="A page's next_offset.")] = 0,
+    theme_id: Annotated[str, Field(max_length=64, description="Theme to open.")] = "",
+    level: Annotated[int, Field(ge=0, description="0 = broadest.")] = 0,
+    offset: Annotated[int, Field(ge=0, description="From next_offset.")] = 0,
     limit: Annotated[int, Field(ge=1, le=MAX_THEME_PAGE, description="Page size.")] = 20,
 ) -> ThemeListing:
-    """A corpus's themes (document communities), largest first; a theme opened shows its report, cited
-    evidence and documents. For overviews and map-reduce over a corpus, not for a fact (q_iter)."""
+    """A corpus's themes by size, or one opened (report, cited evidence). For overviews, not facts."""
     engine = state_of(ctx).engine
     return await run_engine(engine.themes, corpus, theme_id=theme_id or None, level=level, offset=offset, limit=limit)
 
@@ -33,14 +32,11 @@ async def themes(
 async def global_search(
     corpus: Corpus,
     ctx: Context[AppState],
-    query: Annotated[
-        str, Field(max_length=MAX_QUERY_CHARS, description="A broad question; empty: the corpus's top themes.")
-    ] = "",
+    query: Annotated[str, Field(max_length=MAX_QUERY_CHARS, description="Empty: top themes.")] = "",
     budget_tokens: Annotated[
-        int, Field(ge=MIN_BUDGET_TOKENS, le=MAX_BUDGET_TOKENS, description="Most tokens of statements returned.")
+        int, Field(ge=MIN_BUDGET_TOKENS, le=MAX_BUDGET_TOKENS, description="Max tokens returned.")
     ] = 2000,
 ) -> GlobalSearchResult:
-    """Cited statements grouped by theme, with the share of documents covered. For broad questions
-    (what does the corpus say about X, which documents discuss Y); q_iter for a specific fact."""
+    """Broad question answered by theme, cited; q_iter for facts."""
     engine = state_of(ctx).engine
     return await run_engine(engine.global_search, corpus, query, budget_tokens=budget_tokens)

@@ -237,8 +237,8 @@ async def test_tools_list_is_small_and_every_tool_has_a_title_and_annotations(
     # 8.2 KB before the strict clients' rules (every array typed, every argument described, nested
     # ones too: tests/tools/test_mcp_schemas.py) and cancel_job; 10.6 KB after, most of it the
     # six-fold `filter` object. The goal is still 8 KB (docs/mcp.md); the cap keeps it from growing
-    # unnoticed.
-    assert len(listed.model_dump_json(by_alias=True, exclude_none=True).encode()) <= 11_000
+    # unnoticed. global_search and themes (issue 32) add 1.1 KB.
+    assert len(listed.model_dump_json(by_alias=True, exclude_none=True).encode()) <= 12_000
     q_iter = next(t for t in listed.tools if t.name == "q_iter").input_schema["properties"]
     assert "llm_entities" not in q_iter  # this server has no LLM to honour it
     # The length guard is enforced, not listed (below); the description is what a client that never
