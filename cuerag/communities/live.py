@@ -8,9 +8,9 @@ An update starts from the stored hierarchy (`ThemeSet`) and the new snapshot:
   it was. Only the reports of communities whose members, parent or children changed, or that hold
   a changed document, are written again: the others keep their stored point.
 * **drift**: a fresh clustering of the new snapshot is made each time (the clustering is the cheap
-  part: the document graph and Leiden, about a second on 200 documents, against the reports and
-  the store writes), and drift = 1 − the size-weighted mean, over the incremental leaves, of their
-  best Jaccard overlap with a fresh leaf. When it passes `REBUILD_DRIFT`, the fresh hierarchy is
+  part: the document graph and Leiden, against the reports and the store writes), and drift = 1 − the size-weighted mean, over the incremental leaves, of their
+  best Jaccard overlap with a fresh leaf. When it passes the corpus's own noise (Leiden's drift
+  between two seeds, measured at the last build) plus `REBUILD_MARGIN`, the fresh hierarchy is
   adopted instead, its communities taking the ids of the old ones they match.
 
 Matching (fresh → old ids), level by level: pairs of a fresh and an old community ranked by the
@@ -22,13 +22,14 @@ gets a new id (`L<level>.<n>`, numbers never reused: the manifest keeps the next
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from cuerag.communities.docgraph import document_edges, tfidf_vectors
 from cuerag.communities.documents import DocTable
-from cuerag.communities.hierarchy import Community, Hierarchy, hierarchical_leiden
+from cuerag.communities.hierarchy import SEED, Community, Hierarchy, hierarchical_leiden
 from cuerag.communities.index import MAX_CLUSTER_SIZE
 from cuerag.communities.reports import Report, ReportWriter
 from cuerag.communities.stored import ThemeSet, doc_versions, stored_hierarchy
@@ -38,9 +39,11 @@ from cuerag.graph.snapshot import Graph
 MATCH_JACCARD = 0.5
 # Leiden does not partition a graph the same way twice once it changes a little: between a fresh
 # build and one with another seed, or without the edges of 1 % of the documents, the drift is
-# 0.17-0.20 on HotpotQA's 994 passages (benchmarks/themes_cost.py, docs/global.md). A rebuild is
-# worth its churn of ids only well above that noise: 0.15 above it.
-REBUILD_DRIFT = 0.35
+# 0.17-0.20 on HotpotQA's 994 passages and 0.36-0.39 on 2Wiki's 6,119 (benchmarks/themes_cost.py,
+# docs/global.md). The noise depends on the corpus, so each (re)build measures it (the drift
+# between the fresh build and one with another seed, stored in the manifest), and a rebuild is
+# worth its churn of ids only `REBUILD_MARGIN` above it.
+REBUILD_MARGIN = 0.15
 
 
 @dataclass(frozen=True)
@@ -131,29 +134,39 @@ def matched(fresh: Hierarchy, old: Hierarchy | None, next_ids: dict[int, int]) -
     return Hierarchy(communities=dict(sorted(communities.items())))
 
 
-def fresh_hierarchy(graph: Graph, docs: DocTable) -> tuple[Hierarchy, ReportWriter]:
+def fresh_hierarchy(graph: Graph, docs: DocTable) -> tuple[Hierarchy, Callable[[], float], ReportWriter]:
+    """A fresh build, a way to measure its noise (its drift from a build with another seed), and the
+    report writer over the same statistics."""
     tfidf, vocabulary = tfidf_vectors(docs.doc_texts(graph))
     edges = document_edges(graph, docs, tfidf)
     hierarchy = hierarchical_leiden(len(docs), edges, max_cluster_size=MAX_CLUSTER_SIZE)
-    return hierarchy, ReportWriter(graph, docs, tfidf, vocabulary)
+
+    def noise() -> float:
+        reseeded = hierarchical_leiden(len(docs), edges, max_cluster_size=MAX_CLUSTER_SIZE, seed=SEED + 1)
+        return round(drift(hierarchy, reseeded), 4)
+
+    return hierarchy, noise, ReportWriter(graph, docs, tfidf, vocabulary)
 
 
-def update_themes(graph: Graph, old: ThemeSet | None, *, rebuild_drift: float = REBUILD_DRIFT) -> ThemeUpdate:
-    """The hierarchy for `graph`, updated from `old` (built afresh when None)."""
+def update_themes(graph: Graph, old: ThemeSet | None, *, rebuild_drift: float | None = None) -> ThemeUpdate:
+    """The hierarchy for `graph`, updated from `old` (built afresh when None); rebuilt when the
+    drift passes `rebuild_drift` (by default the old build's noise plus `REBUILD_MARGIN`)."""
     docs = DocTable.build(graph)
     versions = doc_versions(graph, docs)
     if old is not None and old.doc_versions == versions:
         return ThemeUpdate(themes=old, changed=[], drift=old.drift, rebuilt=False)
-    fresh, writer = fresh_hierarchy(graph, docs)
+    fresh, noise_of, writer = fresh_hierarchy(graph, docs)
     next_ids = dict(old.next_ids) if old is not None else {}
     if old is None:
         hierarchy, measured, rebuilt = matched(fresh, None, next_ids), 0.0, True
     else:
         hierarchy = incremental(old, docs, next_ids)
         measured = round(drift(hierarchy, fresh), 4)
-        rebuilt = measured > rebuild_drift
+        threshold = old.noise + REBUILD_MARGIN if rebuild_drift is None else rebuild_drift
+        rebuilt = measured > threshold
         if rebuilt:
             hierarchy = matched(fresh, stored_hierarchy(old, docs), next_ids)
+    noise = noise_of() if rebuilt or old is None else old.noise
     changed_docs = {d for d, v in versions.items() if old is not None and old.doc_versions.get(d) not in (None, v)}
     reports: dict[str, Report] = {}
     changed: list[str] = []
@@ -172,5 +185,5 @@ def update_themes(graph: Graph, old: ThemeSet | None, *, rebuild_drift: float = 
         else:
             reports[cid] = writer.report(community)
             changed.append(cid)
-    themes = ThemeSet(reports=reports, doc_versions=versions, next_ids=next_ids, drift=measured)
+    themes = ThemeSet(reports=reports, doc_versions=versions, next_ids=next_ids, drift=measured, noise=noise)
     return ThemeUpdate(themes=themes, changed=changed, drift=measured, rebuilt=rebuilt)

@@ -46,6 +46,7 @@ class ThemeSet:
     doc_versions: dict[str, str]  # document id -> the version the hierarchy was built from
     next_ids: dict[int, int]  # level -> the next unused id number at that level
     drift: float = 0.0
+    noise: float = 0.0  # the drift between this build and one with another seed (live.REBUILD_MARGIN)
 
     def point_ids(self) -> dict[str, str]:
         return {tid: point_id(report) for tid, report in self.reports.items()}
@@ -159,6 +160,7 @@ def load_themes(store: VectorStore, corpus: str) -> ThemeSet | None:
         doc_versions=dict(manifest["doc_versions"]),
         next_ids={int(k): v for k, v in manifest["next_ids"].items()},
         drift=manifest["drift"],
+        noise=manifest["noise"],
     )
 
 
@@ -187,6 +189,7 @@ def write_themes(store: VectorStore, corpus: str, themes: ThemeSet, *, dim: int,
         doc_versions=themes.doc_versions,
         next_ids={str(k): v for k, v in sorted(themes.next_ids.items())},
         drift=themes.drift,
+        noise=themes.noise,
     )
     before = store.retrieve(name, [MANIFEST_ID]) if MANIFEST_ID in there else []
     if not before or before[0].payload != stored(manifest):

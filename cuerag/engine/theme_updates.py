@@ -34,6 +34,7 @@ def update_stored_themes(parts: EngineParts, corpus: str, graph: Graph) -> Theme
         written=counts.written,
         removed=counts.removed,
         drift=update.drift,
+        noise=update.themes.noise,
         rebuilt=update.rebuilt,
         seconds=round(time.perf_counter() - started, 3),
     )

@@ -153,13 +153,15 @@ class ThemeManifestPayload(TypedDict):
     """The one point that says which theme points make the current hierarchy (written after
     them, so a reader never sees half of a new hierarchy), which version of each document it was
     built from (a stale manifest is what a killed or read-only run leaves: the next run updates
-    it), the next free id number per level, and the drift from a fresh build."""
+    it), the next free id number per level, the drift from a fresh build and the noise it is
+    read against."""
 
     manifest: bool
     points: list[str]
     doc_versions: dict[str, str]
     next_ids: dict[str, int]
     drift: float
+    noise: float  # the drift of a fresh build against one with another seed: what drift is read against
 
 
 def chunk_payload(point: StoredPoint) -> ChunkPayload:

@@ -51,6 +51,7 @@ class ThemesReport(BaseModel):
     written: int = 0
     removed: int = 0
     drift: float = 0.0
+    noise: float = 0.0  # Leiden's own drift on this corpus (another seed): a rebuild comes 0.15 above it
     rebuilt: bool = False
     seconds: float = 0.0
 
