@@ -8,9 +8,10 @@ An update starts from the stored hierarchy (`ThemeSet`) and the new snapshot:
   it was. Only the reports of communities whose members, parent or children changed, or that hold
   a changed document, are written again: the others keep their stored point.
 * **drift**: a fresh clustering of the new snapshot is made each time (the clustering is the cheap
-  part: the document graph and Leiden, against the reports and the store writes), and drift = 1 − the size-weighted mean, over the incremental leaves, of their
-  best Jaccard overlap with a fresh leaf. When it passes the corpus's own noise (Leiden's drift
-  between two seeds, measured at the last build) plus `REBUILD_MARGIN`, the fresh hierarchy is
+  part: the document graph and Leiden, against the reports and the store writes), and drift =
+  1 − the size-weighted mean, over the incremental leaves, of their best Jaccard overlap with a
+  fresh leaf. When it passes the corpus's own noise (Leiden's drift between two seeds, measured at
+  the last build) plus `REBUILD_MARGIN`, the fresh hierarchy is
   adopted instead, its communities taking the ids of the old ones they match.
 
 Matching (fresh → old ids), level by level: pairs of a fresh and an old community ranked by the
