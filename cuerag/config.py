@@ -166,6 +166,9 @@ class Settings(BaseSettings):
     # Points per store write. Each batch is preceded by the free-space check; the tests make it
     # small to reach every batch boundary of a run.
     write_batch: int = Field(default=256, ge=1, le=65_536, description="Points stored per write.")
+    # The theme hierarchy (issue 32) is kept up to date by every index run and delete; off, a
+    # corpus has none stored and the community methods build one in memory at first query.
+    themes: bool = Field(default=True, description="Keep a corpus's theme hierarchy in the store.")
 
     @model_validator(mode="after")
     def _precision_fits_backend(self) -> Settings:

@@ -29,9 +29,16 @@ from tools.common import llm_is_remote
 from tools.jobs import JobLimits, Jobs
 from tools.prompts import DESCRIPTION as RESEARCH_DESCRIPTION
 from tools.prompts import NAME as RESEARCH
+from tools.prompts import SENSEMAKING, SENSEMAKING_DESCRIPTION, SENSEMAKING_TITLE, research, sensemaking
 from tools.prompts import TITLE as RESEARCH_TITLE
-from tools.prompts import research
-from tools.resources import DOCUMENT_TEMPLATE, complete_corpus, complete_doc_id, read_document_resource
+from tools.resources import (
+    DOCUMENT_TEMPLATE,
+    THEME_TEMPLATE,
+    complete_corpus,
+    complete_doc_id,
+    read_document_resource,
+    read_theme_resource,
+)
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +63,9 @@ already on your path as `subtract`, so the search looks for what is still missin
 
 Every retrieval tool takes `filter` to search part of a corpus: doc_ids, path_prefix (of the source
 path), path_glob (fnmatch) and tags (front matter; any of them); a document must match all given.
-list_documents shows what a corpus holds. Hits link their document as a resource
+For a broad question (what does the corpus say about X, its main topics), call global_search:
+statements grouped by theme, cited; themes browses the theme hierarchy (the sensemaking prompt
+walks a map-reduce over it). list_documents shows what a corpus holds. Hits link their document as a resource
 (cuerag://{corpus}/documents/{doc_id}); read_document reads a window around a chunk.
 
 index_corpus with background=true (or watch=true, to keep a folder in sync) returns a job at once:
@@ -159,7 +168,16 @@ def build_server(
         mime_type="text/plain",
     )(read_document_resource)
 
+    server.resource(
+        THEME_TEMPLATE,
+        name="theme",
+        title="Theme",
+        description="A theme of a corpus opened, as the themes tool gives it (JSON); theme_id 'top' lists level 0.",
+        mime_type="application/json",
+    )(read_theme_resource)
+
     server.prompt(name=RESEARCH, title=RESEARCH_TITLE, description=RESEARCH_DESCRIPTION)(research)
+    server.prompt(name=SENSEMAKING, title=SENSEMAKING_TITLE, description=SENSEMAKING_DESCRIPTION)(sensemaking)
 
     @server.completion()
     async def complete(
@@ -171,7 +189,7 @@ def build_server(
         `doc_id` within the corpus already chosen."""
         engine = holder.state.engine if holder.state else None
         document = isinstance(ref, ResourceTemplateReference) and ref.uri == DOCUMENT_TEMPLATE
-        prompt = isinstance(ref, PromptReference) and ref.name == RESEARCH
+        prompt = isinstance(ref, PromptReference) and ref.name in (RESEARCH, SENSEMAKING)
         if engine is None or not (document or prompt):
             return None
         if argument.name == "corpus":

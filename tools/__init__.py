@@ -21,10 +21,13 @@ from tools.list_documents import list_documents
 from tools.q_iter import dense_search, q_iter
 from tools.read_document import read_document
 from tools.search_units import search_units
+from tools.themes import global_search, themes
 
 TOOLS: list[ToolSpec] = [
     q_iter,
     dense_search,
+    global_search,
+    themes,
     answer,
     search_units,
     link_entities,

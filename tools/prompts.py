@@ -33,3 +33,32 @@ def research(
    and check the passage says what you will claim.
 4. Answer briefly. Cite each claim with its source, section and pages and the document URI, as each
    passage's citation gives them. Say what the corpus does not answer rather than guess."""
+
+
+SENSEMAKING = "sensemaking"
+SENSEMAKING_TITLE = "Make sense of a corpus"
+SENSEMAKING_DESCRIPTION = "A broad question answered theme by theme: map over the themes, then reduce, cited."
+
+
+def sensemaking(
+    corpus: Annotated[str, Field(max_length=64, description="The corpus to survey (list_corpora).")],
+    question: Annotated[
+        str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The broad question to answer.")
+    ],
+) -> str:
+    """The user message that drives a map-reduce over the corpus's themes."""
+    return f"""Answer this broad question from the corpus "{corpus}", theme by theme:
+
+{question}
+
+1. Call global_search with corpus="{corpus}" and the question: it returns cited statements grouped
+   by theme and the share of the corpus's documents they cover.
+2. Map: call themes with corpus="{corpus}" (level 0) to see every broad theme. For each theme that
+   may bear on the question (its title, its size), open it (themes with theme_id) and note, in a
+   line or two, what its evidence says about the question, with the doc_id of each point. Open its
+   children where a theme is broad and only part of it matters. Skip themes that do not bear on it.
+3. Reduce: merge the notes into one answer, the most important points first, grouping what several
+   themes say alike. Cite each point with its doc_id; read_document (with a chunk_id) where a
+   statement needs its context.
+4. Say which themes you looked at and what share of the corpus they hold, so the reader knows what
+   the answer covers and what it does not."""

@@ -11,6 +11,8 @@ the reader runs.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import TypeVar
 from urllib.parse import quote
 
 import anyio.to_thread
@@ -24,8 +26,13 @@ from cuerag.errors import CorpusNotFoundError, InvalidNameError, ParameterError
 from cuerag.graph.catalog import MAX_PAGE
 from tools.common import AppState, state_of
 
+T = TypeVar("T")
+
 # `{+doc_id}`: a document id is a path under its root ("notes/a.md"), slashes and all.
 DOCUMENT_TEMPLATE = "cuerag://{corpus}/documents/{+doc_id}"
+# A theme of the corpus's hierarchy opened (`top`: the broadest themes listed), as JSON.
+THEME_TEMPLATE = "cuerag://{corpus}/themes/{theme_id}"
+TOP_THEMES = "top"
 READ_CHARS = 100_000  # the most one read returns: read_document's own cap
 MAX_LINKS = 20  # per result: a page of list_documents, or every hit of a retrieval
 MAX_COMPLETIONS = 100  # the most values one completion answer may carry (the specification's cap)
@@ -58,17 +65,30 @@ def document_uri(corpus: str, doc_id: str) -> str:
 async def read_document_resource(corpus: str, doc_id: str, ctx: Context[AppState]) -> str:
     """A document's extracted text (the first 100,000 characters; read_document pages further)."""
     engine = state_of(ctx).engine
-    read = functools.partial(engine.read_document, corpus, doc_id, max_chars=READ_CHARS)
-    try:
-        doc = await anyio.to_thread.run_sync(read)
-    except _NOT_THERE as exc:
-        raise ResourceNotFoundError(str(exc)) from exc
-    except CueRagError as exc:
-        raise ResourceError(str(exc)) from exc
+    doc = await _resource_read(functools.partial(engine.read_document, corpus, doc_id, max_chars=READ_CHARS))
     if doc.end >= doc.total_chars:
         return doc.text
     more = doc.total_chars - doc.end
     return f"{doc.text}\n\n[{more} more characters: call read_document with doc_id and start={doc.end}]"
+
+
+async def read_theme_resource(corpus: str, theme_id: str, ctx: Context[AppState]) -> str:
+    """A theme opened (its report, evidence, documents and children), or with `top` the broadest
+    themes, as the themes tool returns them."""
+    engine = state_of(ctx).engine
+    read = functools.partial(engine.themes, corpus, theme_id=None if theme_id == TOP_THEMES else theme_id)
+    return (await _resource_read(read)).model_dump_json()
+
+
+async def _resource_read(read: Callable[[], T]) -> T:
+    """An engine read for a resource, off the event loop; what the URI named wrongly is "not
+    found", any other engine error a resource error."""
+    try:
+        return await anyio.to_thread.run_sync(read)
+    except _NOT_THERE as exc:
+        raise ResourceNotFoundError(str(exc)) from exc
+    except CueRagError as exc:
+        raise ResourceError(str(exc)) from exc
 
 
 def document_links(result: BaseModel) -> list[ResourceLink]:

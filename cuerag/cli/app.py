@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from cuerag.cli import corpus_commands, eval_commands, index_commands, query_commands
+from cuerag.cli import corpus_commands, eval_commands, index_commands, query_commands, theme_commands
 from cuerag.cli.console import _os_message, err
 from cuerag.cli.messages import cli_message
 from cuerag.cli.options import OptionsAnywhere
@@ -89,6 +89,7 @@ for command in (
     query_commands.answer,
     query_commands.read,
     query_commands.documents,
+    theme_commands.themes,
     corpus_commands.corpora,
     corpus_commands.stats,
     corpus_commands.delete,
@@ -96,6 +97,7 @@ for command in (
     corpus_commands.demo,
 ):
     app.command()(command)
+app.command(name="global")(theme_commands.global_search)
 app.command(name="eval")(eval_commands.eval_command)
 app.command()(eval_commands.bench)
 

@@ -72,6 +72,13 @@ def print_report(report: IndexReport, *, told: Mapping[str, str] | None = None) 
             f"embedder: {report.embedder_backend} {report.embedder_precision} ({report.embedder_precision_reason})",
             markup=False,
         )
+    if (t := report.themes) is not None:
+        share = f" ({t.seconds / report.elapsed_seconds:.0%} of the run)" if report.elapsed_seconds else ""
+        out.print(
+            f"themes: {t.communities} communities in {t.levels} levels, {t.written} written, {t.removed} removed, "
+            f"drift {t.drift:.2f} (noise {t.noise:.2f}){', rebuilt' if t.rebuilt else ''}, {t.seconds:.1f}s{share}",
+            markup=False,
+        )
     out.print("totals: " + ", ".join(f"{k} {v}" for k, v in report.totals.items()))
 
 

@@ -1,8 +1,10 @@
 """The community indexes of one graph snapshot, each built on first use and kept with it.
 
-Built in memory from the snapshot (like the snapshot's BM25): the document hierarchy behind
-global search and its reports, and the entity-level hierarchies of the two seed methods. A new
-snapshot (after any write) gets new ones; `build_seconds` records what each part cost.
+The document hierarchy behind global search and its reports are read from the store when the
+corpus has them (`stored`: written by every index run, `cuerag.communities.live`), and built in
+memory from the snapshot otherwise (a corpus indexed with `themes` off, or before they existed);
+the entity-level hierarchies of the two seed methods are built in memory. A new snapshot (after
+any write) gets new ones; `build_seconds` records what each part cost.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from cuerag.communities.entity_graph import EntityLayer, EntityVectors, entity_l
 from cuerag.communities.hierarchy import Hierarchy, hierarchical_leiden
 from cuerag.communities.leanrag import LeanTree, build_leanrag
 from cuerag.communities.reports import Report, ReportWriter
+from cuerag.communities.stored import ThemeSet, served_reports, stored_hierarchy
 from cuerag.graph.snapshot import Graph
 
 T = TypeVar("T")
@@ -26,8 +29,16 @@ MAX_CLUSTER_SIZE = 15
 
 
 class CommunityIndex:
-    def __init__(self, graph: Graph, entity_vectors: EntityVectors, params: DocGraphParams | None = None) -> None:
+    def __init__(
+        self,
+        graph: Graph,
+        entity_vectors: EntityVectors,
+        params: DocGraphParams | None = None,
+        *,
+        stored: ThemeSet | None = None,
+    ) -> None:
         self.graph = graph
+        self.stored = stored
         self._entity_vectors = entity_vectors
         self.params = params or DocGraphParams()
         self._lock = threading.RLock()
@@ -52,6 +63,8 @@ class CommunityIndex:
     @property
     def hierarchy(self) -> Hierarchy:
         def make() -> Hierarchy:
+            if self.stored is not None:
+                return stored_hierarchy(self.stored, self.docs)
             edges = document_edges(self.graph, self.docs, self._lexical()[0], self.params)
             return hierarchical_leiden(len(self.docs), edges, max_cluster_size=MAX_CLUSTER_SIZE)
 
@@ -60,6 +73,8 @@ class CommunityIndex:
     @property
     def reports(self) -> dict[str, Report]:
         def make() -> dict[str, Report]:
+            if self.stored is not None:
+                return served_reports(self.stored, self.hierarchy, self.docs)
             tfidf, vocabulary = self._lexical()
             return ReportWriter(self.graph, self.docs, tfidf, vocabulary).all(self.hierarchy)
 

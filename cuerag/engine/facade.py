@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from cuerag.communities import CommunityIndex
+from cuerag.communities.browse import ThemeListing
+from cuerag.communities.theme_search import GlobalSearchResult
 from cuerag.config import QIterParams, Settings
 from cuerag.engine.indexing import IndexRuns
 from cuerag.engine.parts import EngineParts
@@ -255,6 +257,19 @@ class CueRag:
     def communities(self, corpus: str) -> CommunityIndex:
         """The corpus's theme hierarchy and the seed methods' hierarchies (`cuerag.communities`)."""
         return self._queries.communities(corpus)
+
+    def global_search(self, corpus: str, question: str, *, budget_tokens: int = 2000) -> GlobalSearchResult:
+        """A broad question answered by theme: cited statements grouped by community, within
+        `budget_tokens`, with the share of the corpus's documents they cover; an empty question,
+        or one about the corpus itself, gets its top themes (`cuerag.communities.theme_search`)."""
+        return self._queries.global_search(corpus, question, budget_tokens)
+
+    def themes(
+        self, corpus: str, *, theme_id: str | None = None, level: int = 0, offset: int = 0, limit: int = 20
+    ) -> ThemeListing:
+        """The corpus's themes at `level` (0 the broadest), or `theme_id` opened with its children,
+        a page of `limit` from `offset` (`cuerag.communities.browse`)."""
+        return self._queries.themes(corpus, theme_id=theme_id, level=level, offset=offset, limit=limit)
 
     def answer(
         self,

@@ -10,15 +10,17 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from cuerag.communities.stored import drop_themes
 from cuerag.engine.parts import EngineParts
 from cuerag.engine.reports import DeleteReport
 from cuerag.engine.snapshots import collect_orphans
+from cuerag.engine.theme_updates import update_stored_themes
 from cuerag.errors import Cancelled, CueRagError, InvalidNameError, NothingIndexed, ParameterError, StorageFullError
 from cuerag.graph.schema import CHUNKS, KINDS, collection_name, validate_corpus_name
 from cuerag.graph.snapshot import Graph, current_versions, load_graph, updated_graph
 from cuerag.index.deletion import plan_deletion
 from cuerag.index.pipeline import Indexer
-from cuerag.index.report import REPORTED_IDS, IndexReport, Progress, ShouldStop
+from cuerag.index.report import REPORTED_IDS, IndexReport, Progress, ShouldStop, ThemesReport
 from cuerag.index.report_bounds import count_files, cut_lists
 from cuerag.index.stamps import index_shape
 from cuerag.index.sync import no_files_error, plan_sync
@@ -45,6 +47,7 @@ class IndexRuns:
             name = collection_name(corpus, kind)
             if self._p.store.has_collection(name):
                 self._p.store.drop_collection(name)
+        drop_themes(self._p.store, corpus)
         self._p.snapshots.forget(corpus)
 
     def index_documents(
@@ -115,6 +118,8 @@ class IndexRuns:
         orphans = graph.orphan_unit_ids or graph.orphan_entity_ids or graph.orphan_chunk_ids
         if not (written.chunks or written.removed_chunks or orphans):
             report.totals = graph.sizes
+            # Nothing changed, but a killed run may have left the hierarchy behind the snapshot.
+            report.themes = self._themes(report, corpus, graph)
             return report  # nothing changed: the snapshot stands
         updated = updated_graph(
             graph,
@@ -125,7 +130,14 @@ class IndexRuns:
         )
         fresh = self._collected(corpus, updated, earlier=graph)[0]
         report.totals = fresh.sizes
+        report.themes = self._themes(report, corpus, fresh)
         return report
+
+    def _themes(self, report: IndexReport, corpus: str, graph: Graph) -> ThemesReport | None:
+        themes = update_stored_themes(self._p, corpus, graph)
+        if themes is not None:
+            report.stage_seconds["themes"] = themes.seconds
+        return themes
 
     def _nothing_served(self, corpus: str) -> bool:
         """Whether a corpus holds no document a reader would see (a failed first run's leftovers)."""
@@ -239,6 +251,8 @@ class IndexRuns:
                 report = self._index_locked(corpus, docs, progress, should_stop)
             else:
                 report = IndexReport(corpus=corpus, totals=p.snapshots.graph(corpus).sizes)
+                if not plan.remove:  # a rerun after a kill in the theme update completes it here
+                    report.themes = self._themes(report, corpus, p.snapshots.graph(corpus))
             if plan.remove:
                 # Records gone from a file that changed went with its old set of documents, when its
                 # new set was stored (cuerag.graph.serving): removed all the same.
@@ -250,6 +264,7 @@ class IndexRuns:
                 report.removed_doc_ids = removed[:REPORTED_IDS]
                 report.chunks_removed += deleted.chunks_deleted + sum(len(served_before[d]) for d in gone)
                 report.totals = deleted.totals
+                report.themes = deleted.themes or report.themes
         report.added, report.changed, report.removed = plan.added, plan.changed, plan.removed
         report.skipped, report.failed = plan.skipped, plan.failed
         report.repaired = len(plan.repaired)
@@ -303,6 +318,7 @@ class IndexRuns:
             self._p.store.delete(name, deletion.chunk_ids[start : start + size])
         loaded = updated_graph(graph, chunks=deletion.rewritten, removed_chunks=deletion.chunk_ids)
         fresh, units_removed, entities_removed = self._collected(corpus, loaded, earlier=graph)
+        themes = update_stored_themes(self._p, corpus, fresh)
         return DeleteReport(
             corpus=corpus,
             documents_deleted=deletion.found,
@@ -311,4 +327,5 @@ class IndexRuns:
             units_removed=units_removed,  # the deleted documents' own, and any a killed run left
             entities_removed=entities_removed,
             totals=fresh.sizes,
+            themes=themes,
         )

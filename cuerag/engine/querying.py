@@ -7,8 +7,13 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
+
+import numpy as np
 
 from cuerag.communities import COMMUNITY_METHODS, CommunityIndex, community_search
+from cuerag.communities.browse import ThemeListing, list_themes
+from cuerag.communities.theme_search import MIN_BUDGET_TOKENS, GlobalSearchResult, ThemeSearch
 from cuerag.config import MAX_QUERY_CHARS, QIterParams
 from cuerag.engine.parts import EngineParts
 from cuerag.errors import ParameterError
@@ -86,6 +91,30 @@ class Queries:
         retriever = self.retriever(corpus)
         return self._p.snapshots.communities(corpus, retriever.graph, retriever.entity_vectors)
 
+    def global_search(self, corpus: str, question: str, budget_tokens: int) -> GlobalSearchResult:
+        """Cited statements grouped by theme for a broad question (`cuerag.communities.theme_search`);
+        an empty question, or one about the corpus itself, gets its top themes."""
+        if question.strip():
+            _check_question(question)
+        if budget_tokens < MIN_BUDGET_TOKENS:
+            raise ParameterError(f"budget_tokens must be at least {MIN_BUDGET_TOKENS}, not {budget_tokens}")
+        retriever = self.retriever(corpus)
+        index = self._p.snapshots.communities(corpus, retriever.graph, retriever.entity_vectors)
+        search = ThemeSearch(
+            corpus, retriever.graph, index.docs, index.hierarchy, index.reports, self._p.text.count_tokens
+        )
+        qvec = retriever.embed_query(question) if question.strip() else np.zeros(0, dtype=np.float32)
+        return search.search(question, qvec, self._p.models.reranker, budget_tokens)
+
+    def themes(self, corpus: str, *, theme_id: str | None, level: int, offset: int, limit: int) -> ThemeListing:
+        """The corpus's themes at a level, or one theme opened with its children, paged."""
+        graph = self._p.snapshots.graph(corpus)
+        # Browsing reads the stored reports only: no model, no vector needed.
+        index = self._p.snapshots.communities(corpus, graph, _no_entity_vectors)
+        return list_themes(
+            corpus, index.hierarchy, index.reports, theme_id=theme_id, level=level, offset=offset, limit=limit
+        )
+
     def answer(
         self,
         corpus: str,
@@ -116,6 +145,10 @@ class Queries:
             llm_usage=stages,
             elapsed_ms=round((time.perf_counter() - started) * 1000, 2),
         )
+
+
+def _no_entity_vectors(entities: Sequence[int]) -> np.ndarray:
+    raise AssertionError("browsing themes builds no entity layer")
 
 
 def _check_question(question: str) -> None:

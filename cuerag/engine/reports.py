@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from cuerag.index.report import ThemesReport
+
 
 class DeleteReport(BaseModel):
     corpus: str
@@ -13,6 +15,7 @@ class DeleteReport(BaseModel):
     units_removed: int
     entities_removed: int
     totals: dict[str, int]
+    themes: ThemesReport | None = None
 
 
 class CorpusInfo(BaseModel):

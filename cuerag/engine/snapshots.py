@@ -15,6 +15,7 @@ from contextlib import contextmanager
 
 from cuerag.communities.entity_graph import EntityVectors
 from cuerag.communities.index import CommunityIndex
+from cuerag.communities.stored import load_themes
 from cuerag.errors import CorpusNotFoundError, CueRagError, ReadOnlyError
 from cuerag.graph.schema import CHUNKS, ENTITIES, UNITS, collection_name, corpus_of_collection, validate_corpus_name
 from cuerag.graph.snapshot import Graph, load_graph
@@ -90,7 +91,8 @@ class Snapshots:
         with self._lock:
             cached = self._communities.get(corpus)
             if cached is None or cached.graph is not graph:
-                cached = self._communities[corpus] = CommunityIndex(graph, entity_vectors)
+                stored = load_themes(self.store, corpus)  # None: built in memory on first use
+                cached = self._communities[corpus] = CommunityIndex(graph, entity_vectors, stored=stored)
             return cached
 
     def _opened(self, corpus: str, graph: Graph) -> Graph:

@@ -17,6 +17,9 @@ from cuerag.store.base import StoredPoint
 
 CHUNKS, UNITS, ENTITIES = "chunks", "units", "entities"
 KINDS = (CHUNKS, UNITS, ENTITIES)
+# The theme hierarchy (cuerag.communities.stored): derived from the three above, rewritten by
+# every run that changes them, so it is created on its first write and is no part of `KINDS`.
+THEMES = "themes"
 _PREFIX = "cuerag--"
 _CORPUS_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
@@ -122,6 +125,45 @@ class EntityPayload(TypedDict, total=False):
     label: str  # spaCy's label, or TITLE for a title entity
 
 
+class ThemeEvidencePayload(TypedDict):
+    """One representative unit of a theme, cited to its chunk and document."""
+
+    unit_id: str
+    chunk_id: str
+    doc_id: str
+    text: str
+
+
+class ThemePayload(TypedDict):
+    """One community of a corpus's theme hierarchy, with its extractive report. `level` 0 is the
+    coarsest; `documents` are its member documents (its descendants' included)."""
+
+    theme_id: str
+    level: int
+    title: str
+    terms: list[str]
+    entities: list[str]
+    evidence: list[ThemeEvidencePayload]
+    documents: list[str]
+    parent: str | None
+    children: list[str]
+
+
+class ThemeManifestPayload(TypedDict):
+    """The one point that says which theme points make the current hierarchy (written after
+    them, so a reader never sees half of a new hierarchy), which version of each document it was
+    built from (a stale manifest is what a killed or read-only run leaves: the next run updates
+    it), the next free id number per level, the drift from a fresh build and the noise it is
+    read against."""
+
+    manifest: bool
+    points: list[str]
+    doc_versions: dict[str, str]
+    next_ids: dict[str, int]
+    drift: float
+    noise: float  # the drift of a fresh build against one with another seed: what drift is read against
+
+
 def chunk_payload(point: StoredPoint) -> ChunkPayload:
     """A stored chunk's payload, typed: readers name its keys through this, so mypy checks them."""
     return cast(ChunkPayload, point.payload)
@@ -133,6 +175,14 @@ def unit_payload(point: StoredPoint) -> UnitPayload:
 
 def entity_payload(point: StoredPoint) -> EntityPayload:
     return cast(EntityPayload, point.payload)
+
+
+def theme_payload(point: StoredPoint) -> ThemePayload:
+    return cast(ThemePayload, point.payload)
+
+
+def theme_manifest_payload(point: StoredPoint) -> ThemeManifestPayload:
+    return cast(ThemeManifestPayload, point.payload)
 
 
 def stored(payload: Mapping[str, Any]) -> dict[str, Any]:

@@ -40,6 +40,22 @@ class Written:
 REPORTED_IDS = 100
 
 
+class ThemesReport(BaseModel):
+    """What a run did to the corpus's theme hierarchy (cuerag.communities.live): its size, the
+    communities whose report it wrote, the stored points it removed, how far the hierarchy had
+    drifted from a fresh build (1 − mean best Jaccard of its leaves), whether it was rebuilt, and
+    what it cost."""
+
+    communities: int = 0
+    levels: int = 0
+    written: int = 0
+    removed: int = 0
+    drift: float = 0.0
+    noise: float = 0.0  # Leiden's own drift on this corpus (another seed): a rebuild comes 0.15 above it
+    rebuilt: bool = False
+    seconds: float = 0.0
+
+
 class IndexReport(BaseModel):
     """What an index run did, and what the corpus holds afterwards."""
 
@@ -63,6 +79,7 @@ class IndexReport(BaseModel):
     chunks_llm: int = 0  # new chunks whose units came from the LLM
     chunks_fallback: int = 0  # chunks selected for the LLM that fell back to sentences
     elapsed_seconds: float = 0.0
+    themes: ThemesReport | None = None  # None when the run changed nothing or themes are off
     llm_usage: dict[str, LLMUsage] = {}  # per stage; empty at alpha 0
     # Runs over files and folders (`CueRag.index_paths`): what happened to each file.
     documents_removed: int = 0  # by a sync: documents of files gone from the folder

@@ -24,9 +24,11 @@ class PointFilter:
     """Which points a search may return, as a Qdrant filter: every condition given must hold.
     `doc_ids`: the payload's `doc_id` is one of them (chunks carry it); `ids` / `exclude_ids`:
     the point id is among / not among them (units and entities, which several documents share,
-    are selected by id)."""
+    are selected by id); `levels`: the payload's `level` is one of them (a theme hierarchy's
+    communities, `cuerag.graph.schema.ThemePayload`)."""
 
     doc_ids: tuple[str, ...] | None = None
+    levels: tuple[int, ...] | None = None
     ids: tuple[str, ...] | None = None
     exclude_ids: tuple[str, ...] = ()
 

@@ -84,6 +84,8 @@ def _filter(where: PointFilter | None) -> Filter | None:
     must: list[Any] = []
     if where.doc_ids is not None:
         must.append(FieldCondition(key="doc_id", match=MatchAny(any=list(where.doc_ids))))
+    if where.levels is not None:
+        must.append(FieldCondition(key="level", match=MatchAny(any=list(where.levels))))
     if where.ids is not None:
         must.append(HasIdCondition(point_ids=set(where.ids)))
     must_not: list[Any] | None = [HasIdCondition(point_ids=set(where.exclude_ids))] if where.exclude_ids else None

@@ -27,6 +27,8 @@ def _filter(where: PointFilter | None) -> models.Filter | None:
     must: list[models.Condition] = []
     if where.doc_ids is not None:
         must.append(models.FieldCondition(key="doc_id", match=models.MatchAny(any=list(where.doc_ids))))
+    if where.levels is not None:
+        must.append(models.FieldCondition(key="level", match=models.MatchAny(any=list(where.levels))))
     if where.ids is not None:
         must.append(models.HasIdCondition(has_id=list(where.ids)))
     must_not: list[models.Condition] = []

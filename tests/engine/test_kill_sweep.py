@@ -2,7 +2,8 @@
 store that dies at its N-th write and refuses every write after, as a dead process would), for
 every batch boundary of an index, a replace and a delete run; after each kill the reopened corpus
 serves every document, and every file's set of documents, either whole in its old version or
-whole in its new one, and a rerun reaches exactly the state of an uninterrupted run. Then a real
+whole in its new one, and a rerun reaches exactly the state of an uninterrupted run, theme
+hierarchy included (issue 32: its writes are among those killed). Then a real
 SIGKILL of a `cuerag index` process mid-write, and a rerun that equals a fresh index."""
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from typing import Any
 
 import pytest
 
+from cuerag.communities.stored import load_themes
 from cuerag.config import Settings
 from cuerag.engine.facade import CueRag
-from cuerag.graph.schema import KINDS, collection_name
+from cuerag.graph.schema import KINDS, THEMES, collection_name
 from cuerag.models.loading import Models
 
 BATCH = 4  # points per store write: many batch boundaries from a small corpus
@@ -117,7 +119,18 @@ def full_state(engine: CueRag) -> dict[str, Any]:
     stored = {kind: engine.store.count(collection_name(CORPUS, kind)) for kind in KINDS}
     sizes = map(len, (graph.chunk_ids, graph.unit_ids, graph.entity_ids))
     leftover = {k: stored[k] - n for k, n in zip(KINDS, sizes, strict=True)}
-    return {"chunks": chunks, "units": sorted(graph.unit_ids), "entities": sorted(graph.entity_ids), "left": leftover}
+    # The theme hierarchy (issue 32): the stored communities, and no theme point left over.
+    themes = load_themes(engine.store, CORPUS)
+    assert themes is not None
+    hierarchy = {t: (r.level, r.documents, r.parent, r.children, r.title) for t, r in themes.reports.items()}
+    leftover[THEMES] = engine.store.count(collection_name(CORPUS, THEMES)) - len(themes.reports) - 1
+    return {
+        "chunks": chunks,
+        "units": sorted(graph.unit_ids),
+        "entities": sorted(graph.entity_ids),
+        "left": leftover,
+        "themes": hierarchy,
+    }
 
 
 Operation = Callable[[CueRag, Path], object]
@@ -158,7 +171,7 @@ def sweep(
     writes = counting.writes
     after, reference = served(engine), full_state(engine)
     engine.close()
-    assert reference["left"] == {"chunks": 0, "units": 0, "entities": 0}
+    assert reference["left"] == {"chunks": 0, "units": 0, "entities": 0, "themes": 0}
     assert writes > 2, writes  # several batches
 
     lost, torn, differ = 0, [], []

@@ -137,8 +137,8 @@ async def test_the_document_template_completes_corpus_and_doc_id(notes: Notes) -
 
 
 async def test_the_research_prompt_drives_q_iter_then_read_document(notes: Notes) -> None:
-    (listed,) = (await notes.client.list_prompts()).prompts
-    assert listed.name == "research" and listed.title and listed.description
+    listed = next(p for p in (await notes.client.list_prompts()).prompts if p.name == "research")
+    assert listed.title and listed.description
     assert {(a.name, a.required) for a in listed.arguments or []} == {("corpus", True), ("question", True)}
     assert all(a.description for a in listed.arguments or [])
     got = await notes.client.get_prompt("research", {"corpus": CORPUS, "question": QUESTION})
@@ -245,3 +245,25 @@ async def test_only_ids_that_read_back_get_a_link(notes: Notes) -> None:
     assert links(listed) == [document_uri("odd-ids", "plain")]
     for uri in links(listed):
         assert (await notes.client.read_resource(uri)).contents
+
+
+async def test_themes_browse_search_and_the_sensemaking_prompt(notes: Notes) -> None:
+    """Issue 32: the theme tools over MCP, their errors, the theme resource and the prompt."""
+    listed = await notes.client.call_tool("themes", {"corpus": CORPUS, "limit": 1})
+    assert not listed.is_error and listed.structured_content is not None
+    page = listed.structured_content
+    assert len(page["themes"]) == 1 and page["total"] >= 1
+    theme_id = page["themes"][0]["theme_id"]
+    opened = await notes.client.call_tool("themes", {"corpus": CORPUS, "theme_id": theme_id})
+    assert opened.structured_content is not None and opened.structured_content["theme"]["theme_id"] == theme_id
+    assert "no theme 'nope'" in await call_error(notes.client, "themes", corpus=CORPUS, theme_id="nope")
+    assert "has no theme level 9" in await call_error(notes.client, "themes", corpus=CORPUS, level=9)
+    found = await notes.client.call_tool("global_search", {"corpus": CORPUS, "query": QUESTION, "budget_tokens": 300})
+    assert not found.is_error and found.structured_content is not None
+    assert found.structured_content["groups"] and found.structured_content["tokens"] <= 300
+    read = await notes.client.read_resource(f"cuerag://{CORPUS}/themes/{theme_id}")
+    assert theme_id in read.contents[0].text  # type: ignore[union-attr]
+    got = await notes.client.get_prompt("sensemaking", {"corpus": CORPUS, "question": QUESTION})
+    text = got.messages[0].content.text  # type: ignore[union-attr]
+    tools = {t.name for t in (await notes.client.list_tools()).tools}
+    assert {"global_search", "themes", "read_document"} <= tools and text.index("global_search") < text.index("themes")

@@ -42,7 +42,7 @@ async def test_capabilities_are_only_what_is_served(client: Client) -> None:
     assert caps.prompts is not None and not caps.prompts.list_changed
     assert caps.completions is not None
     # The prompts capability is there because a prompt is.
-    assert [p.name for p in (await client.list_prompts()).prompts] == ["research"]
+    assert [p.name for p in (await client.list_prompts()).prompts] == ["research", "sensemaking"]
 
 
 async def test_fixed_lists_may_be_cached(server: MCPServer) -> None:

@@ -1,0 +1,70 @@
+"""`cuerag themes` and `cuerag global`: a corpus's theme hierarchy browsed, and a broad question
+answered by theme (`cuerag.communities`)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from cuerag.cli.console import _CORPUS_HELP, _fail, out
+from cuerag.cli.context import _engine
+from cuerag.errors import CueRagError
+
+
+def themes(
+    ctx: typer.Context,
+    corpus: Annotated[str, typer.Option("--corpus", "-c", help=_CORPUS_HELP)],
+    theme: Annotated[str | None, typer.Option("--theme", "-t", help="Open this theme and list its children.")] = None,
+    level: Annotated[int, typer.Option(help="Level listed without --theme (0: the broadest).")] = 0,
+    offset: Annotated[int, typer.Option(help="Start of the page (a page's next offset).")] = 0,
+    limit: Annotated[int, typer.Option(help="Themes per page (1-100).")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the listing as JSON.")] = False,
+) -> None:
+    """List a corpus's themes at a level, largest first, or open one with its report and children."""
+    try:
+        listing = _engine(ctx).themes(corpus, theme_id=theme, level=level, offset=offset, limit=limit)
+    except CueRagError as exc:
+        raise _fail(exc) from exc
+    if as_json:
+        out.print_json(listing.model_dump_json())
+        return
+    if (t := listing.theme) is not None:
+        out.print(f"{t.theme_id} (level {t.level}, {t.documents_total} documents): {t.title}", markup=False)
+        out.print(f"entities: {', '.join(t.entities)}", markup=False)
+        for e in t.evidence:
+            out.print(f"- {e.text} [{e.doc_id}]", markup=False, highlight=False)
+    table = Table("theme_id", "level", "documents", "children", "title")
+    for s in listing.themes:
+        table.add_row(s.theme_id, str(s.level), str(s.documents), str(s.children), escape(s.title))
+    out.print(table)
+    more = f"; next page: --offset {listing.next_offset}" if listing.next_offset is not None else ""
+    out.print(f"{len(listing.themes)} of {listing.total} themes, {listing.levels} levels{more}", markup=False)
+
+
+def global_search(
+    ctx: typer.Context,
+    corpus: Annotated[str, typer.Option("--corpus", "-c", help=_CORPUS_HELP)],
+    question: Annotated[str, typer.Argument(help="A broad question; empty: the corpus's top themes.")] = "",
+    budget: Annotated[int, typer.Option("--budget", help="Most tokens of statements returned.")] = 2000,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Answer a broad question by theme: cited statements grouped by community, within a token budget."""
+    try:
+        result = _engine(ctx).global_search(corpus, question, budget_tokens=budget)
+    except CueRagError as exc:
+        raise _fail(exc) from exc
+    if as_json:
+        out.print_json(result.model_dump_json())
+        return
+    for group in result.groups:
+        out.print(f"## {group.title} ({group.theme_id}, {group.documents} documents)", markup=False)
+        for s in group.statements:
+            out.print(f"- {s.text} [{s.doc_id}]", markup=False, highlight=False)
+    out.print(
+        f"{result.documents_cited} of {result.corpus_documents} documents cited ({result.coverage:.0%}), "
+        f"themes hold {result.theme_coverage:.0%}; {result.tokens} tokens; {result.elapsed_ms:.0f} ms",
+        markup=False,
+    )

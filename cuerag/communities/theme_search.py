@@ -1,0 +1,254 @@
+"""One-call global search for an agent: cited statements grouped by theme, within a token budget.
+
+For a broad question:
+
+1. **themes, best first down the hierarchy**: a heap of communities ordered by the cosine of the
+   question with their vector starts from the roots; the best is popped, and replaced by its
+   children when it has any, so the walk descends where the question points and stops at leaves
+   (at most `MAX_CLUSTER_SIZE` documents each). Up to `MAX_THEMES` leaves are kept, fewer for a
+   small budget (one per `TOKENS_PER_THEME` tokens, two at least).
+2. **units of each theme**: the `UNITS_PER_THEME` units of its documents nearest the question.
+3. **relevance**: the reranker scores every candidate against the question (one call; without a
+   reranker configured, the stored vectors' cosine, as in Q-Iter), and the
+   candidates are taken best first, each skipped when it nearly repeats one taken (cosine of unit
+   vectors over `DUPLICATE_COSINE`), when its theme already has `STATEMENTS_PER_THEME`, or when it
+   would pass the token budget; a first pass takes one statement per document, a second the rest
+   (documents covered before a second statement of one).
+4. **grouped**: the statements by theme, themes in the order of their best statement, each cited
+   to its chunk and document, with the share of the corpus's documents they cite and the share
+   the chosen themes hold.
+
+A "what is in this corpus" question (or no question) gets the overview instead: the top-level
+themes by size, each with its report's first statements, until the budget is spent.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+import time
+from collections.abc import Callable
+
+import numpy as np
+from pydantic import BaseModel
+
+from cuerag.communities.documents import DocTable
+from cuerag.communities.hierarchy import Hierarchy
+from cuerag.communities.reports import Report
+from cuerag.graph.snapshot import Graph
+from cuerag.models.base import TextReranker
+
+TOKENS_PER_THEME = 250
+UNITS_PER_THEME = 4
+STATEMENTS_PER_THEME = 4
+DUPLICATE_COSINE = 0.92
+MAX_THEMES = 8
+MIN_BUDGET_TOKENS = 100
+MAX_BUDGET_TOKENS = 20_000
+
+# Questions about the corpus itself rather than a subject in it.
+_OVERVIEW = re.compile(
+    r"^\s*$|\b(main|key|major|top)\s+(topics|themes|subjects)\b|\bwhat\s+(is|does)\s+(in\s+)?(this|the)\s+"
+    r"(corpus|collection|documentation|vault)\b|\boverview\b|\bwhat\s+.*\b(corpus|collection)\s+(about|contain|hold|cover)",
+    re.IGNORECASE,
+)
+
+
+class Statement(BaseModel):
+    text: str
+    unit_id: str
+    chunk_id: str
+    doc_id: str
+    title: str
+    score: float
+
+
+class ThemeGroup(BaseModel):
+    theme_id: str
+    title: str
+    level: int
+    documents: int  # documents in the theme
+    statements: list[Statement]
+
+
+class GlobalSearchResult(BaseModel):
+    corpus: str
+    query: str
+    overview: bool  # the question asked what the corpus holds: top themes by size
+    groups: list[ThemeGroup]
+    documents_cited: int
+    corpus_documents: int
+    coverage: float  # documents cited / documents in the corpus
+    theme_coverage: float  # documents in the themes returned / documents in the corpus
+    tokens: int
+    budget_tokens: int
+    elapsed_ms: float
+
+
+def is_overview(question: str) -> bool:
+    return bool(_OVERVIEW.search(question))
+
+
+def best_first_leaves(hierarchy: Hierarchy, reports: dict[str, Report], qvec: np.ndarray, n: int) -> list[str]:
+    """Up to n leaf communities, walking down from the roots best first (see the module's note)."""
+
+    def score(cid: str) -> float:
+        vector = reports[cid].vector
+        return float(vector @ qvec) if vector.shape == qvec.shape else 0.0
+
+    heap = [(-score(c.id), c.id) for c in hierarchy.roots()]
+    heapq.heapify(heap)
+    out: list[str] = []
+    while heap and len(out) < n:
+        _, cid = heapq.heappop(heap)
+        children = hierarchy.communities[cid].children
+        if children:
+            for child in children:
+                heapq.heappush(heap, (-score(child), child))
+        else:
+            out.append(cid)
+    return out
+
+
+class ThemeSearch:
+    """Global search over one snapshot's hierarchy and reports."""
+
+    def __init__(
+        self,
+        corpus: str,
+        graph: Graph,
+        docs: DocTable,
+        hierarchy: Hierarchy,
+        reports: dict[str, Report],
+        count_tokens: Callable[[str], int],
+    ) -> None:
+        self.corpus = corpus
+        self.graph = graph
+        self.docs = docs
+        self.hierarchy = hierarchy
+        self.reports = reports
+        self.count_tokens = count_tokens
+
+    def _statement(self, unit: int, score: float) -> Statement:
+        g = self.graph
+        chunk = g.unit_chunks[unit][0]
+        return Statement(
+            text=g.unit_texts[unit],
+            unit_id=g.unit_ids[unit],
+            chunk_id=g.chunk_ids[chunk],
+            doc_id=g.chunk_docs[chunk],
+            title=g.chunk_titles[chunk],
+            score=round(score, 4),
+        )
+
+    def search(
+        self, question: str, qvec: np.ndarray, reranker: TextReranker | None, budget_tokens: int
+    ) -> GlobalSearchResult:
+        started = time.perf_counter()
+        if is_overview(question):
+            groups, tokens = self._overview(budget_tokens)
+            return self._result(question, True, groups, tokens, budget_tokens, started)
+        n_themes = max(2, min(MAX_THEMES, budget_tokens // TOKENS_PER_THEME))
+        themes = best_first_leaves(self.hierarchy, self.reports, qvec, n_themes)
+        g = self.graph
+        candidates: list[tuple[str, int]] = []
+        for cid in themes:
+            units = [
+                u
+                for d in self.hierarchy.communities[cid].members
+                for c in self.docs.doc_chunks[d]
+                for u in g.chunk_units[c]
+            ]
+            units = list(dict.fromkeys(units))
+            if not units:
+                continue
+            sims = g.unit_vectors[units] @ qvec
+            for i in np.argsort(-sims, kind="stable")[:UNITS_PER_THEME]:
+                candidates.append((cid, units[int(i)]))
+        if reranker is not None and candidates:
+            scores = np.asarray(reranker.score(question, [g.unit_texts[u] for _, u in candidates]))
+        else:  # no reranker configured: the stored vectors' cosine, as Q-Iter scores then
+            scores = np.asarray([float(g.unit_vectors[u] @ qvec) for _, u in candidates])
+        picked: dict[str, list[Statement]] = {}
+        taken: list[int] = []
+        tokens = 0
+        order = [int(i) for i in np.argsort(-scores, kind="stable")]
+        # Two passes: first one statement per document (coverage), then the rest by score.
+        for first_pass in (True, False):
+            for i in order:
+                cid, unit = candidates[i]
+                doc = g.chunk_docs[g.unit_chunks[unit][0]]
+                if unit in taken or len(picked.get(cid, [])) >= STATEMENTS_PER_THEME:
+                    continue
+                if first_pass and any(s.doc_id == doc for group in picked.values() for s in group):
+                    continue
+                if taken and float(np.max(g.unit_vectors[taken] @ g.unit_vectors[unit])) > DUPLICATE_COSINE:
+                    continue
+                title = 0 if cid in picked else self.count_tokens(self.reports[cid].title)
+                cost = self.count_tokens(g.unit_texts[unit]) + title
+                if tokens + cost > budget_tokens:
+                    continue
+                tokens += cost
+                taken.append(unit)
+                picked.setdefault(cid, []).append(self._statement(unit, float(scores[i])))
+        groups = [self._group(cid, statements) for cid, statements in picked.items()]
+        return self._result(question, False, groups, tokens, budget_tokens, started)
+
+    def _group(self, cid: str, statements: list[Statement]) -> ThemeGroup:
+        report = self.reports[cid]
+        return ThemeGroup(
+            theme_id=cid,
+            title=report.title,
+            level=report.level,
+            documents=len(report.documents),
+            statements=statements,
+        )
+
+    def _overview(self, budget_tokens: int) -> tuple[list[ThemeGroup], int]:
+        roots = sorted(self.hierarchy.roots(), key=lambda c: (-c.size, c.id))
+        groups: list[ThemeGroup] = []
+        tokens = 0
+        pos = self.graph.unit_pos
+        for community in roots:
+            report = self.reports[community.id]
+            statements = []
+            cost = self.count_tokens(report.title)
+            for e in report.evidence[:2]:
+                if e.unit_id not in pos:
+                    continue
+                step = self.count_tokens(e.text)
+                if tokens + cost + step > budget_tokens:
+                    break
+                cost += step
+                statements.append(self._statement(pos[e.unit_id], 0.0))
+            if not statements:
+                break
+            tokens += cost
+            groups.append(self._group(community.id, statements))
+        return groups, tokens
+
+    def _result(
+        self,
+        question: str,
+        overview: bool,
+        groups: list[ThemeGroup],
+        tokens: int,
+        budget_tokens: int,
+        started: float,
+    ) -> GlobalSearchResult:
+        n = max(len(self.docs), 1)
+        cited = {s.doc_id for g in groups for s in g.statements}
+        in_themes = {d for g in groups for d in self.reports[g.theme_id].documents}
+        return GlobalSearchResult(
+            corpus=self.corpus,
+            query=question,
+            overview=overview,
+            groups=groups,
+            documents_cited=len(cited),
+            corpus_documents=len(self.docs),
+            coverage=round(len(cited) / n, 4),
+            theme_coverage=round(len(in_themes) / n, 4),
+            tokens=tokens,
+            budget_tokens=budget_tokens,
+            elapsed_ms=round((time.perf_counter() - started) * 1000, 2),
+        )
