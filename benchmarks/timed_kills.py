@@ -22,17 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
 
-from killing import (
-    CORPUS,
-    Kill,
-    first_version,
-    full_state,
-    kill_server_mid_index,
-    kill_watch_mid_update,
-    second_version,
-    served,
-    settings,
-)
+import killing
 
 from cuerag.config import Settings
 from cuerag.engine.facade import CueRag
@@ -40,29 +30,29 @@ from cuerag.models.loading import Models, load_models
 
 
 def _sync(models: Models, data: Path, folder: Path) -> tuple[dict, dict]:  # type: ignore[type-arg]
-    engine = CueRag(settings(data), models=models)
+    engine = CueRag(killing.settings(data), models=models)
     try:
-        engine.index_paths(CORPUS, [folder], sync=True)
-        return served(engine), full_state(engine)
+        engine.index_paths(killing.CORPUS, [folder], sync=True)
+        return killing.served(engine), killing.full_state(engine)
     finally:
         engine.close()
 
 
 def _seen(models: Models, data: Path) -> dict:  # type: ignore[type-arg]
-    engine = CueRag(settings(data), models=models)
+    engine = CueRag(killing.settings(data), models=models)
     try:
-        return served(engine)
+        return killing.served(engine)
     finally:
         engine.close()
 
 
-def _kill(kind: str, data: Path, folder: Path, seconds: float | None, notice: int | None) -> Kill:
+def _kill(kind: str, data: Path, folder: Path, seconds: float | None, notice: int | None) -> killing.Kill:
     """One run of the server (syncing the edit) or the watch (making it), killed as asked."""
     if kind == "server":
-        second_version(folder)
-        return kill_server_mid_index(data, folder, after_s=seconds, at_progress=notice)
-    first_version(folder)
-    return kill_watch_mid_update(data, folder, after_s=seconds)
+        killing.second_version(folder)
+        return killing.kill_server_mid_index(data, folder, after_s=seconds, at_progress=notice)
+    killing.first_version(folder)
+    return killing.kill_watch_mid_update(data, folder, after_s=seconds)
 
 
 def main() -> None:
@@ -75,9 +65,9 @@ def main() -> None:
     models = load_models(Settings(data_dir=work / "models"))
     folder, base = work / "docs", work / "base"
     folder.mkdir(parents=True)
-    first_version(folder)
+    killing.first_version(folder)
     before, _ = _sync(models, base, folder)
-    second_version(folder)
+    killing.second_version(folder)
     shutil.copytree(base, work / "reference")
     after, reference = _sync(models, work / "reference", folder)
     timing = {}
