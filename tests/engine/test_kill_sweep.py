@@ -8,7 +8,6 @@ SIGKILL of a `cuerag index` process mid-write, and a rerun that equals a fresh i
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
