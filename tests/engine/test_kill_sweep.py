@@ -24,7 +24,6 @@ from cuerag.engine.facade import CueRag
 from cuerag.models.loading import Models
 
 
-
 class Killed(BaseException):
     """The process 'dies' here: not an Exception, so no handler in the engine treats it as an error."""
 
