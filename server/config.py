@@ -42,6 +42,12 @@ class ServerSettings(BaseSettings):
     )
     max_jobs: int = Field(default=4, ge=1, le=64, description="Background jobs (index runs, watches) run at once.")
     kept_jobs: int = Field(default=32, ge=1, le=10_000, description="Finished jobs remembered for job_status.")
+    request_timeout_s: float = Field(
+        default=60.0,
+        gt=0,
+        le=3600,
+        description="Seconds an HTTP client has to send a request's headers and body, from its first byte.",
+    )
     allowed_origins: list[str] = Field(
         default_factory=list,
         description="Browser origins (scheme://host[:port]) allowed to call the HTTP server, besides "

@@ -11,6 +11,7 @@ from cuerag import CueRagError, Settings
 from server.app import build_server
 from server.auth import BearerTokenMiddleware
 from server.config import ServerSettings
+from server.request_reading import WholeBodies, timed_h11
 from server.security import transport_security
 
 
@@ -90,9 +91,17 @@ def _serve(engine_settings: Settings, server_settings: ServerSettings) -> None:
     app: Any = server.streamable_http_app(
         host=server_settings.host, transport_security=transport_security(server_settings)
     )
+    # The token is checked on the headers, before a body is read (and buffered) for the MCP app.
+    app = WholeBodies(app)
     if server_settings.token is not None:
         app = BearerTokenMiddleware(app, server_settings.token.get_secret_value())
-    uvicorn.run(app, host=server_settings.host, port=server_settings.port, log_level="warning")
+    uvicorn.run(
+        app,
+        host=server_settings.host,
+        port=server_settings.port,
+        log_level="warning",
+        http=timed_h11(server_settings.request_timeout_s),
+    )
 
 
 if __name__ == "__main__":

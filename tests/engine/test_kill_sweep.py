@@ -8,7 +8,6 @@ SIGKILL of a `cuerag index` process mid-write, and a rerun that equals a fresh i
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -19,15 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from killing import BATCH, CORPUS, first_version, full_state, note, records, second_version, served, settings
 
-from cuerag.communities.stored import load_themes
-from cuerag.config import Settings
 from cuerag.engine.facade import CueRag
-from cuerag.graph.schema import KINDS, THEMES, collection_name
 from cuerag.models.loading import Models
-
-BATCH = 4  # points per store write: many batch boundaries from a small corpus
-CORPUS = "c"
 
 
 class Killed(BaseException):
@@ -58,81 +52,6 @@ class DyingStore:
         return write
 
 
-def settings(data: Path) -> Settings:
-    return Settings(data_dir=data, write_batch=BATCH, chunk_tokens=48, chunk_overlap=0)
-
-
-def note(n: int, edited: bool = False) -> str:
-    second = f"Tower {n} was rebuilt in {1950 + n}." if edited else f"Tower {n} was repaired in {1900 + n}."
-    return (
-        f"# Note {n}\n\n## Origin\n\nTown {n} was founded by Chief {n} near the river.\n\n"
-        f"## Tower\n\n{second} It has {n + 3} floors.\n\n## Market\n\nThe market of town {n} sells fish.\n"
-    )
-
-
-def records(ids: range, edited: int | None = None) -> str:
-    lines = []
-    for n in ids:
-        text = f"Record {n} says that harbour {n} opened in {1800 + n}."
-        if n == edited:
-            text = f"Record {n} says that harbour {n} closed in {1990 + n}."
-        lines.append(json.dumps({"id": f"rec-{n}", "title": f"Harbour {n}", "text": text}))
-    return "\n".join(lines) + "\n"
-
-
-def first_version(folder: Path) -> None:
-    for n in range(3):
-        (folder / f"note{n}.md").write_text(note(n))
-    (folder / "records.jsonl").write_text(records(range(9)))
-
-
-def second_version(folder: Path) -> None:
-    """One section edited in each note; in the records, one edited, one gone, one new."""
-    for n in range(3):
-        (folder / f"note{n}.md").write_text(note(n, edited=True))
-    (folder / "records.jsonl").write_text(records(range(1, 10), edited=4))
-
-
-def served(engine: CueRag) -> dict[str, dict[str, tuple[str, ...]]]:
-    """What a reader is served, by file: document id -> its chunks' texts in order."""
-    if CORPUS not in engine.corpora():
-        return {}
-    graph = engine.graph(CORPUS)
-    assert graph.points is not None
-    out: dict[str, dict[str, list[tuple[int, str]]]] = {}
-    for point in graph.points.chunks.values():
-        p = point.payload
-        out.setdefault(f"{p.get('source')}", {}).setdefault(p["doc_id"], []).append((p["index"], p["text"]))
-    return {f: {d: tuple(t for _, t in sorted(c)) for d, c in docs.items()} for f, docs in out.items()}
-
-
-def full_state(engine: CueRag) -> dict[str, Any]:
-    """Everything a fresh index decides: served points (ids, payloads but the write time), units,
-    entities, and no stored point left over."""
-    if CORPUS not in engine.corpora():
-        return {}
-    graph = engine.graph(CORPUS)
-    assert graph.points is not None
-    chunks = {
-        cid: {k: v for k, v in p.payload.items() if k != "written"} for cid, p in sorted(graph.points.chunks.items())
-    }
-    stored = {kind: engine.store.count(collection_name(CORPUS, kind)) for kind in KINDS}
-    sizes = map(len, (graph.chunk_ids, graph.unit_ids, graph.entity_ids))
-    leftover = {k: stored[k] - n for k, n in zip(KINDS, sizes, strict=True)}
-    # The theme hierarchy (issue 32): the stored communities, and no theme point left over.
-    themes = load_themes(engine.store, CORPUS)
-    assert themes is not None
-    hierarchy = {t: (r.level, r.documents, r.parent, r.children, r.title) for t, r in themes.reports.items()}
-    leftover[THEMES] = engine.store.count(collection_name(CORPUS, THEMES)) - len(themes.reports) - 1
-    return {
-        "chunks": chunks,
-        "units": sorted(graph.unit_ids),
-        "entities": sorted(graph.entity_ids),
-        "left": leftover,
-        "themes": hierarchy,
-    }
-
-
 Operation = Callable[[CueRag, Path], object]
 
 
@@ -145,11 +64,18 @@ def delete_op(engine: CueRag, folder: Path) -> object:
     return engine.delete_documents(CORPUS, ["rec-2", "rec-5", "note1.md"])
 
 
+Seen = dict[str, dict[str, tuple[str, ...]]]
+
+
 def sweep(
-    models: Models, tmp_path: Path, prepare: Callable[[Path, Path], None], operation: Operation
+    models: Models,
+    tmp_path: Path,
+    prepare: Callable[[Path, Path], None],
+    operation: Operation,
+    check: Callable[[Seen], None] | None = None,
 ) -> tuple[int, int]:
     """Kill `operation` before each of its writes in turn, from the state `prepare` makes; returns
-    (kill points, documents lost)."""
+    (kill points, documents lost). `check` is shown what a reader is served after each kill."""
     base_data, folder = tmp_path / "base-data", tmp_path / "docs"
     folder.mkdir()
     prepare(base_data, folder)
@@ -185,6 +111,8 @@ def sweep(
         engine.close()
         reopened = CueRag(settings(data), models=models)
         seen = served(reopened)
+        if check is not None:
+            check(seen)
         for file in before.keys() | after.keys() | seen.keys():
             now = seen.get(file, {})
             # A file's documents are its old set or its new set, each document whole.
@@ -248,6 +176,39 @@ def test_kill_sweep_sync_of_a_removed_file(models: Models, tmp_path: Path) -> No
 
     points, lost = sweep(models, tmp_path, prepare, index_op)
     assert lost == 0 and points > 2
+
+
+def test_kill_sweep_of_a_moved_and_edited_folder(models: Models, tmp_path: Path) -> None:
+    """A sync after a folder was moved (within the synced root) and one of its notes edited. The
+    moved files are new paths, so new documents: their sets are written first, and the old paths'
+    documents are deleted only once all of them are complete (cuerag.engine.indexing). A run killed
+    in between serves both sets, each whole: a moved document is then found under its old and its
+    new path, never under neither, and never half of either; the next sync (a rerun, or the first
+    sync a restarted watch makes) deletes the old set. Deleting first would instead leave the moved
+    documents unfound until the rerun, which is the loss this issue forbids."""
+    old, new = "old", "new"
+
+    def prepare(data: Path, folder: Path) -> None:
+        (folder / old).mkdir()
+        first_version(folder / old)
+        engine = CueRag(settings(data), models=models)
+        engine.index_paths(CORPUS, [folder], sync=True)
+        engine.close()
+        (folder / old).rename(folder / new)
+        (folder / new / "note1.md").write_text(note(1, edited=True))
+
+    both = 0
+
+    def check(seen: Seen) -> None:
+        nonlocal both
+        names = ("note0.md", "note1.md", "note2.md", "records.jsonl")
+        where = {name: {part for part in (old, new) if f"{part}/{name}" in seen} for name in names}
+        assert all(where.values()), where  # every moved file is served under one path or both
+        both += any(len(parts) == 2 for parts in where.values())
+
+    points, lost = sweep(models, tmp_path, prepare, index_op, check)
+    print(f"moved and edited: {points} kill points, {both} serving some moved files under both paths")
+    assert lost == 0 and points > 6
 
 
 def test_an_unchanged_file_is_one_whose_documents_are_complete(models: Models, tmp_path: Path) -> None:

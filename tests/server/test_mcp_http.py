@@ -291,3 +291,65 @@ def test_public_bind_with_allowed_origins_checks_them() -> None:
     assert security.enable_dns_rebinding_protection
     assert security.allowed_origins == ["https://app.example"]
     assert "192.0.2.7:*" in security.allowed_hosts
+
+
+def _request_head(url: str, length: int, extra: bytes = b"") -> bytes:
+    host = url.split("/")[2]
+    return (
+        (
+            f"POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            f"Accept: application/json, text/event-stream\r\nContent-Length: {length}\r\n"
+        ).encode()
+        + extra
+        + b"\r\n"
+    )
+
+
+def _trickle(url: str, first: bytes, drip: bytes) -> bytes:
+    """Send `first`, then `drip` every 0.2 s until the server closes; what it answered."""
+    host, port = url.split("/")[2].split(":")
+    with socket.create_connection((host, int(port)), timeout=60) as sock:
+        sock.sendall(first)
+        for _ in range(600):  # two minutes at most: far past the server's 2 s
+            try:
+                sock.sendall(drip)
+            except OSError:
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail("the server held a trickling request for two minutes")
+        try:
+            return sock.recv(4096)
+        except OSError:
+            return b""  # reset before the answer could be read
+
+
+def test_a_trickled_body_or_header_is_cut_off_with_408_and_one_line(tmp_path: Path) -> None:
+    """Slowloris: a request's headers and body must arrive within the server's deadline (here 2 s)."""
+    with running_server(tmp_path, env={"CUERAG_MCP_REQUEST_TIMEOUT_S": "2"}) as url:
+        body = json.dumps(INITIALIZE).encode()
+        answered = _trickle(url, _request_head(url, 100_000) + body[:5], b" ")  # never whole
+        assert answered == b"" or answered.startswith(b"HTTP/1.1 408"), answered
+        _trickle(url, b"POST /mcp HTTP/1.1\r\n", b"X-Slow: 1\r\n")
+        # The server still answers others at once.
+        with httpx2.Client(timeout=30) as http:
+            assert http.post(url, json=INITIALIZE, headers=ACCEPT).status_code == 200
+    stderr = (tmp_path / "stderr.log").read_text()
+    assert stderr.count("took over 2s to arrive") == 2, stderr[-3000:]
+    assert "Traceback" not in stderr, stderr[-3000:]
+
+
+def test_a_client_leaving_mid_request_is_one_line_without_traceback(tmp_path: Path) -> None:
+    """Before: the SDK logged `Error handling POST request` with a ClientDisconnect traceback."""
+    with running_server(tmp_path) as url:
+        host, port = url.split("/")[2].split(":")
+        body = json.dumps(INITIALIZE).encode()
+        for sent in (body[:10], b""):  # mid-body, and right after the headers
+            with socket.create_connection((host, int(port)), timeout=30) as sock:
+                sock.sendall(_request_head(url, len(body)) + sent)
+                time.sleep(0.5)
+        with httpx2.Client(timeout=30) as http:  # served as before
+            assert http.post(url, json=INITIALIZE, headers=ACCEPT).status_code == 200
+    stderr = (tmp_path / "stderr.log").read_text()
+    assert stderr.count("left before its POST /mcp request arrived whole") == 2, stderr[-3000:]
+    assert "Traceback" not in stderr and "Error handling" not in stderr, stderr[-3000:]
