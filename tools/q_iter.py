@@ -9,7 +9,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from cuerag import CueRag, QIterParams, make_params
-from cuerag.config import QIterBeam, QIterDepth, QIterK, QIterTopN
+from cuerag.config import LexicalWeight, QIterBeam, QIterDepth, QIterK, QIterTopN
 from cuerag.retrieval.filters import DocFilter
 from cuerag.retrieval.results import Method
 from tools.common import READ_ONLY, AppState, Corpus, Filter, Query, always, run_engine, state_of, tool
@@ -34,12 +34,12 @@ async def retrieve(
 
     def run() -> CompactResult | LinkedResult:
         result = engine.query(corpus, query, params=params, method=method, llm_entities=llm_entities, filter=filter)
-        return shaped_result(result, detail)
+        return shaped_result(result, detail, engine.text)
 
     return await run_engine(run)
 
 
-# With llm_entities the query goes to the LLM. The lexical channel's weight and candidates are left
+# With llm_entities the query goes to the LLM. The lexical channel's candidates are left
 # to the CLI and the library with the ablation switches: the defaults serve, and each listed
 # argument is read by every client on every connection (docs/mcp.md, the tools/list budget).
 @tool("q_iter", "Multi-hop retrieval", READ_ONLY, llm_args=("llm_entities",), calls_llm=always)
@@ -51,6 +51,7 @@ async def q_iter(
     depth: QIterDepth = _DEFAULTS.depth,
     beam: QIterBeam = _DEFAULTS.beam,
     top_n: QIterTopN = _DEFAULTS.top_n,
+    lexical_weight: LexicalWeight = _DEFAULTS.lexical_weight,
     llm_entities: Annotated[bool, Field(description="An LLM reads the query's entities.")] = False,
     detail: Detail = "compact",
     filter: Filter = None,
@@ -62,6 +63,7 @@ async def q_iter(
         depth=depth,
         beam=beam,
         top_n=top_n,
+        lexical_weight=lexical_weight,
     )
     engine = state_of(ctx).engine
     if llm_entities and engine.llm is None:
