@@ -107,7 +107,8 @@ async def index_corpus(
     exclude: Exclude = [],  # noqa: B006
     background: Annotated[bool, Field(description="Return a job at once.")] = False,
     watch: Annotated[bool, Field(description="Keep one folder in sync (a job).")] = False,
-    # Unset, a report lists the first 100 files of each kind, with every count (cuerag.index.report_bounds).
+    # Unset, a report lists the first 100 files of each kind, unchanged ones not at all, with every
+    # count (cuerag.index.report_bounds).
     full_report: Annotated[bool, Field(description="List every file.")] = False,
 ) -> IndexReport | JobInfo:
     """Makes files, folders or texts searchable; unchanged files are skipped."""
