@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_seri
 
 from cuerag import AnswerResult, ChunkHit
 from cuerag.graph.citations import Citation
+from cuerag.graph.document_text import DocumentText
 from cuerag.retrieval.explain import ExplainedHit, ExplainedResult, PathStep
 from cuerag.text.tools import TextTools
 from tools.resources import document_uri, linkable
@@ -44,7 +45,7 @@ _STEP_CHARS = 160
 # run to 1,200 tokens, and five of them were 18,876 characters in each channel (issue 30). 2Wiki's
 # passages (about 100 tokens) are rarely cut; the median default q_iter result there is measured
 # in docs/mcp.md.
-COMPACT_TEXT_TOKENS = 200
+COMPACT_TEXT_TOKENS = 160
 
 
 class _Lean(BaseModel):
@@ -101,6 +102,13 @@ class CompactHit(BaseModel):
     path: list[CompactStep] = []  # its best kept path
     citation: CompactCitation | None = None
     uri: str | None = None  # the document as a resource; None for an id no URI can carry
+
+    @model_serializer(mode="wrap")
+    def _more_when_cut(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        if dumped.get("more") is None:
+            dumped.pop("more", None)  # most passages are whole: no `"more": null` on each
+        return dumped
 
 
 class LinkedHit(ExplainedHit):
@@ -329,9 +337,21 @@ def _answer_text(result: CompactAnswer | AnswerResult) -> str:
     return "\n".join(lines)
 
 
+def _document_text(doc: DocumentText) -> str:
+    """A document window as text: one line of where it is, then the text itself, not JSON-escaped
+    (the structured content has it as JSON)."""
+    pages = f", pages {', '.join(str(p) for p in doc.pages)}" if doc.pages else ""
+    head = f"{doc.title or doc.doc_id} ({doc.source}): characters {doc.start}-{doc.end} of {doc.total_chars}{pages}"
+    if doc.next_start is not None:
+        head += f"; next: read_document(doc_id={json.dumps(doc.doc_id, ensure_ascii=False)}, start={doc.next_start})"
+    return f"{head}\n\n{doc.text}"
+
+
 def render_text(result: BaseModel) -> str:
     """The text content of a tool result: a readable rendering where one is worth having, else
     the JSON (small results, whose structure is the point)."""
+    if isinstance(result, DocumentText):
+        return _document_text(result)
     if isinstance(result, CompactResult | ExplainedResult):
         return _retrieval_text(result)
     if isinstance(result, CompactAnswer | AnswerResult):

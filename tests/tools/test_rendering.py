@@ -119,7 +119,29 @@ def test_a_long_passage_is_cut_in_tokens_with_where_the_rest_is_in_both_channels
     assert text_tools.count_tokens(hit["text"]) <= COMPACT_TEXT_TOKENS + 2
     kept = len(hit["text"].removesuffix(" …"))
     assert hit["more"] == {"chars": len(words) - kept, "start": 1_000 + kept, "end": 1_000 + len(words)}
-    assert short["more"] is None and short["text"] == UNLINKABLE.text  # a short passage is whole
+    assert "more" not in short and short["text"] == UNLINKABLE.text  # a short passage is whole
     assert f'read_document(doc_id="reports/annual 2024.pdf", start={1_000 + kept})' in render_text(compact)
     # detail="full" gives the whole passage.
     assert shaped_result(result, "full", text_tools).model_dump(mode="json")["chunks"][0]["text"] == words
+
+
+def test_a_document_window_reads_as_text_with_where_the_next_one_starts() -> None:
+    """Issue 31: document text arrived JSON-escaped in both channels, and a read past the clients'
+    limits had no next pointer. The text channel gives the text as it is, after one line of where
+    it is; both channels say where the next window starts."""
+    from cuerag.graph.document_text import DocumentText
+
+    window = DocumentText(
+        doc_id="a.md",
+        title="A",
+        source="notes/a.md",
+        text='He said "yes".\nThen left.',
+        start=0,
+        end=26,
+        total_chars=90,
+    )
+    window = window.model_copy(update={"next_start": 26})
+    text = render_text(window)
+    head, body = text.split("\n\n", 1)
+    assert body == 'He said "yes".\nThen left.'  # no escaping
+    assert "characters 0-26 of 90" in head and 'read_document(doc_id="a.md", start=26)' in head
