@@ -12,7 +12,6 @@ from pydantic import Field
 from cuerag.graph.document_text import DocumentText
 from tools.common import READ_ONLY, AppState, Corpus, run_engine, state_of, tool
 
-
 MAX_WINDOW = 40_000
 
 
