@@ -131,17 +131,10 @@ def test_a_document_window_reads_as_text_with_where_the_next_one_starts() -> Non
     it is; both channels say where the next window starts."""
     from cuerag.graph.document_text import DocumentText
 
-    window = DocumentText(
-        doc_id="a.md",
-        title="A",
-        source="notes/a.md",
-        text='He said "yes".\nThen left.',
-        start=0,
-        end=26,
-        total_chars=90,
-    )
-    window = window.model_copy(update={"next_start": 26})
+    body = 'He said "yes".\nThen left.'
+    where = {"doc_id": "a.md", "title": "A", "source": "notes/a.md", "start": 0, "end": 26}
+    window = DocumentText(text=body, total_chars=90, next_start=26, **where)
     text = render_text(window)
-    head, body = text.split("\n\n", 1)
-    assert body == 'He said "yes".\nThen left.'  # no escaping
+    head, shown = text.split("\n\n", 1)
+    assert shown == body  # no escaping
     assert "characters 0-26 of 90" in head and 'read_document(doc_id="a.md", start=26)' in head
