@@ -5,7 +5,7 @@
         --corpus-file ../shared/data/hotpotqa/hotpotqa_train100_corpus.json [--limit 100] [--hops 1]
 
 A fixed policy, no LLM, through a real MCP client talking to the real server over stdio
-(`python -m server.main --read-only`), using only `search_units`, `expand_entity` and `get_chunks`:
+(`python -m server.main --read-only --stepwise`), using only `search_units`, `expand_entity` and `get_chunks`:
 
 1. `search_units(question, k)`: the statements nearest the question; each starts a path scored by
    its similarity.
@@ -200,7 +200,7 @@ async def run(args: argparse.Namespace) -> None:
     corpus = args.corpus or corpus_name_for(args.corpus_file)
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "server.main", "--read-only", "--data-dir", str(args.data_dir)],
+        args=["-m", "server.main", "--read-only", "--stepwise", "--data-dir", str(args.data_dir)],
         cwd=str(ROOT),
         env={k: v for k, v in os.environ.items() if not k.startswith("CUERAG_")},
     )

@@ -46,7 +46,7 @@ log = logging.getLogger(__name__)
 _FIXED = CacheHint(ttl_ms=3_600_000)
 _CACHE_HINTS = {m: _FIXED for m in ("tools/list", "resources/list", "resources/templates/list", "prompts/list")}
 
-INSTRUCTIONS = """\
+_INSTRUCTIONS = """\
 Multi-hop retrieval over indexed corpora (CUE-RAG). list_corpora shows what can be searched.
 
 For a question, call q_iter first: one call walks the graph (entity → statement → entity) and
@@ -55,21 +55,31 @@ a title link from another passage, or the dense fill). Cite the passages by titl
 default detail="compact" is sized for a context window; ask detail="full" only to inspect every
 kept path. dense_search is enough for a single-hop lookup.
 
-Walk step by step instead when q_iter's passages lack a hop (the reasons show which entity the
-paths went through, and none reaches the missing fact), or when you must control each hop:
-link_entities or search_units to start, expand_entity for the next hop (pass the statements
-already on your path as `subtract`, so the search looks for what is still missing, and as
-`exclude`), then get_chunks for the full passages.
-
-Every retrieval tool takes `filter` to search part of a corpus: doc_ids, path_prefix (of the source
-path), path_glob (fnmatch) and tags (front matter; any of them); a document must match all given.
-For a broad question (what does the corpus say about X, its main topics), call global_search:
+{stepwise}Every retrieval tool takes `filter` to search part of a corpus: doc_ids, path_glob (fnmatch on
+the source path, `*` also crosses `/`: "teams/*" for a folder) and tags (front matter; any of them);
+a document must match all given.
+For a broad question (what the corpus says about X, its main topics), call global_search:
 statements grouped by theme, cited; themes browses the theme hierarchy (the sensemaking prompt
 walks a map-reduce over it). list_documents shows what a corpus holds. Hits link their document as a resource
 (cuerag://{corpus}/documents/{doc_id}); read_document reads a window around a chunk.
 
 index_corpus with background=true (or watch=true, to keep a folder in sync) returns a job at once:
 job_status polls it or waits for it (wait_s); cancel_job stops it."""
+
+# Said only by a server that lists the step-by-step tools (`--stepwise`).
+_STEPWISE = """\
+Walk step by step instead when q_iter's passages lack a hop (the reasons show which entity the
+paths went through, and none reaches the missing fact), or when you must control each hop:
+link_entities or search_units to start, expand_entity for the next hop (pass the statements
+already on your path as `subtract`, so the search looks for what is still missing, and as
+`exclude`), then get_chunks for the full passages.
+
+"""
+
+
+def instructions(server_settings: ServerSettings) -> str:
+    """The server's instructions, naming only the tools it lists."""
+    return _INSTRUCTIONS.replace("{stepwise}", _STEPWISE if server_settings.stepwise else "")
 
 
 @dataclass
@@ -83,6 +93,11 @@ def _unlisted_because(spec: ToolSpec, engine_settings: Settings, server_settings
     """Why this server leaves the tool out, or None when it is listed."""
     if spec.write and server_settings.read_only:
         return "this server was started read-only (--read-only), which leaves out the tools that write"
+    if spec.stepwise and not server_settings.stepwise:
+        return (
+            "the step-by-step tools are listed only on a server started with --stepwise "
+            "(CUERAG_MCP_STEPWISE=true); q_iter walks the same steps in one call"
+        )
     if spec.needs_llm and engine_settings.llm_provider == "none":
         return "no LLM is configured (set CUERAG_LLM_PROVIDER and its model)"
     return None
@@ -143,7 +158,7 @@ def build_server(
             for spec in TOOLS
             if (why := _unlisted_because(spec, engine_settings, server_settings)) is not None
         },
-        instructions=INSTRUCTIONS,
+        instructions=instructions(server_settings),
         version="0.1.0",
         lifespan=lifespan,
         subscriptions=False,  # nothing is ever notified: `subscriptions/listen` would wait in vain

@@ -40,6 +40,10 @@ class ServerSettings(BaseSettings):
         description="Folders index_corpus may read from (JSON list in the environment); none: "
         "indexing by path is off and only inline documents are accepted.",
     )
+    stepwise: bool = Field(
+        default=False,
+        description="Also list the step-by-step tools (link_entities, search_units, expand_entity, get_units).",
+    )
     max_jobs: int = Field(default=4, ge=1, le=64, description="Background jobs (index runs, watches) run at once.")
     kept_jobs: int = Field(default=32, ge=1, le=10_000, description="Finished jobs remembered for job_status.")
     request_timeout_s: float = Field(

@@ -23,6 +23,12 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, ServerSettings]
     parser.add_argument("--token", help="Bearer token required from HTTP clients [env CUERAG_MCP_TOKEN].")
     parser.add_argument("--read-only", action="store_true", default=None, help="Hide index and delete tools.")
     parser.add_argument(
+        "--stepwise",
+        action="store_true",
+        default=None,
+        help="Also list the step-by-step tools (link_entities, search_units, expand_entity, get_units).",
+    )
+    parser.add_argument(
         "--allowed-root",
         action="append",
         dest="allowed_roots",
@@ -40,7 +46,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, ServerSettings]
         k: v
         for k, v in vars(args).items()
         if v is not None
-        and k in {"transport", "host", "port", "token", "read_only", "allowed_roots", "allowed_origins"}
+        and k in {"transport", "host", "port", "token", "read_only", "stepwise", "allowed_roots", "allowed_origins"}
     }
     engine_overrides: dict[str, Any] = {"data_dir": args.data_dir} if args.data_dir else {}
     return Settings(**engine_overrides), ServerSettings(**server_overrides)

@@ -34,6 +34,6 @@ async def answer(
 
     def run() -> CompactAnswer | LinkedAnswer:
         result = engine.answer(corpus, question, params=params, method=method, llm_entities=llm_entities, filter=filter)
-        return shaped_answer(result, detail)
+        return shaped_answer(result, detail, engine.text)
 
     return await run_engine(run)

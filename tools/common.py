@@ -49,6 +49,10 @@ class ToolSpec:
     write: bool = False  # left out of a read-only server
     needs_llm: bool = False
     llm_args: tuple[str, ...] = ()  # arguments listed only when the server has an LLM
+    # One step of Q-Iter by hand (link, search, expand, fetch units): listed only on a server started
+    # with `--stepwise`. q_iter walks the same steps in one call, and the four schemas were 3 KB of
+    # every `tools/list` (docs/mcp.md, the tools/list budget).
+    stepwise: bool = False
     # Whether, under these settings, a call can hand text to the LLM: the server then marks the
     # tool open-world when that LLM is not on this machine (see `llm_is_remote`).
     calls_llm: Callable[[Settings], bool] = _never
@@ -63,6 +67,7 @@ def tool(
     needs_llm: bool = False,
     llm_args: tuple[str, ...] = (),
     calls_llm: Callable[[Settings], bool] = _never,
+    stepwise: bool = False,
 ) -> Callable[[Callable[..., Any]], ToolSpec]:
     def wrap(fn: Callable[..., Any]) -> ToolSpec:
         return ToolSpec(
@@ -74,6 +79,7 @@ def tool(
             needs_llm=needs_llm,
             llm_args=llm_args,
             calls_llm=calls_llm,
+            stepwise=stepwise,
         )
 
     return wrap
@@ -123,21 +129,24 @@ async def run_engine(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 # only the bound that stops a long string before it reaches the engine. Every argument carries a
 # description, however short: Claude Desktop and Cursor show the model the schema, never the
 # server's instructions (tests/tools/test_mcp_schemas.py holds every tool to it).
-Corpus = Annotated[str, Field(max_length=64, description="Corpus name.")]
-Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The question.")]
+Corpus = Annotated[str, Field(max_length=64, description="Corpus.")]
+Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="Question.")]
 TopK = Annotated[int, Field(ge=1, le=50, description="How many.")]
-UnitIds = Annotated[list[str], Field(max_length=200, description="Unit ids to skip.")]
+UnitIds = Annotated[list[str], Field(max_length=200, description="Units to skip.")]
 SubtractIds = Annotated[
     list[str],
-    Field(max_length=50, description="Unit ids to subtract."),
+    Field(max_length=50, description="Units to subtract."),
 ]
 
 
 # The filter every retrieval tool takes. Its schema is written out here, compact, because it is
-# repeated in each of those tools' schemas in `tools/list` (seven times): typed arrays (VS Code
-# refuses an array without `items`) and a few words each, the semantics a model cannot guess
-# (all conditions hold, tags match any); `DocFilter` checks the values and its errors name them.
-# No `"default": null`, which says nothing an optional property does not.
+# repeated in each of those tools' schemas in `tools/list` (six times; a shared `$defs` entry is
+# not an option: Gemini, GitHub Copilot CLI and several agent frameworks drop or cannot resolve
+# `$ref`, see tests/tools/test_mcp_schemas.py): typed arrays (VS Code refuses an array without
+# `items`) and a few words each, the semantics a model cannot guess (all conditions hold, tags
+# match any). `path_prefix` is accepted but not listed: `path_glob` says the same ("teams/*", as
+# `*` crosses `/`) and each listed property costs six times. `DocFilter` checks the values and its
+# errors name them. No `"default": null`, which says nothing an optional property does not.
 def _no_default(schema: dict[str, Any]) -> None:
     schema.pop("default", None)
 
@@ -148,12 +157,11 @@ Filter = Annotated[
     WithJsonSchema(
         {
             "type": "object",
-            "description": "Documents matching all given.",
+            "description": "Only documents matching all of:",
             "properties": {
                 "doc_ids": {**_STRINGS, "description": "Ids."},
-                "path_prefix": {"type": "string", "description": "Path prefix."},
-                "path_glob": {"type": "string", "description": "fnmatch glob."},
-                "tags": {**_STRINGS, "description": "Any of these tags."},
+                "path_glob": {"type": "string", "description": "Path glob."},
+                "tags": {**_STRINGS, "description": "Any tag."},
             },
         }
     ),

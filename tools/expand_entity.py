@@ -23,7 +23,7 @@ from tools.common import (
 )
 
 
-@tool("expand_entity", "Expand an entity", READ_ONLY)
+@tool("expand_entity", "Expand an entity", READ_ONLY, stepwise=True)
 async def expand_entity(
     corpus: Corpus,
     entity: Annotated[str, Field(min_length=1, max_length=500, description="Id or name.")],
@@ -34,7 +34,7 @@ async def expand_entity(
     subtract: SubtractIds = [],  # noqa: B006
     filter: Filter = None,
 ) -> EntityExpansion:
-    """One hop: the units naming an entity, ranked against the query minus `subtract`."""
+    """One hop: the statements naming an entity, ranked against the question minus `subtract`."""
     engine = state_of(ctx).engine
 
     def run() -> EntityExpansion:

@@ -25,7 +25,7 @@ class UnitsResult(BaseModel):
 
 @tool("get_chunks", "Get chunks", READ_ONLY)
 async def get_chunks(corpus: Corpus, ids: Ids, ctx: Context[AppState]) -> ChunksResult:
-    """Chunks' text, title, units, citation and links."""
+    """Gets passages by id: text, title, citation, links."""
     engine = state_of(ctx).engine
 
     def run() -> ChunksResult:
@@ -34,9 +34,9 @@ async def get_chunks(corpus: Corpus, ids: Ids, ctx: Context[AppState]) -> Chunks
     return await run_engine(run)
 
 
-@tool("get_units", "Get units", READ_ONLY)
+@tool("get_units", "Get units", READ_ONLY, stepwise=True)
 async def get_units(corpus: Corpus, ids: Ids, ctx: Context[AppState]) -> UnitsResult:
-    """Units with their entities and chunks."""
+    """Gets statements by id, with their entities and chunks."""
     engine = state_of(ctx).engine
 
     def run() -> UnitsResult:

@@ -31,7 +31,7 @@ _STAGES = Stages(
 )
 # At α > 0 the LLM works between split and the rest.
 _LLM_STAGES = Stages(("split", "extract", *_STAGES.order[1:]), _STAGES.concurrent)
-_PATHS = "Files or folders under the allowed roots."
+_PATHS = "Files or folders."
 
 
 # Said to an agent that will relay it to a person: what to do, in the places they can do it.
@@ -47,9 +47,9 @@ class DocumentInput(BaseModel):
     # A misspelt key (`doc_id`, `titel`) would otherwise be dropped without a word.
     model_config = ConfigDict(extra="forbid")
 
-    title: str = Field(default="", max_length=1000, description="Its title.")
-    text: str = Field(min_length=1, max_length=20_000_000, description="Its text.")
-    id: str | None = Field(default=None, max_length=256, description="Default: a content hash.")
+    title: str = Field(default="", max_length=1000, description="Title.")
+    text: str = Field(min_length=1, max_length=20_000_000, description="Text.")
+    id: str | None = Field(default=None, max_length=256, description="Default: a hash.")
 
 
 def check_allowed(path: str, roots: list[Path], *, walked: bool = False) -> Path:
@@ -107,10 +107,11 @@ async def index_corpus(
     exclude: Exclude = [],  # noqa: B006
     background: Annotated[bool, Field(description="Return a job at once.")] = False,
     watch: Annotated[bool, Field(description="Keep one folder in sync (a job).")] = False,
-    # Unset, a report lists the first 100 files of each kind, with every count (cuerag.index.report_bounds).
-    full_report: Annotated[bool, Field(description="List every file, not the first 100.")] = False,
+    # Unset, a report lists the first 100 files of each kind, unchanged ones not at all, with every
+    # count (cuerag.index.report_bounds).
+    full_report: Annotated[bool, Field(description="List every file.")] = False,
 ) -> IndexReport | JobInfo:
-    """Index `paths` and/or `documents`; unchanged files are skipped."""
+    """Makes files, folders or texts searchable; unchanged files are skipped."""
     state = state_of(ctx)
     if not paths and not documents:
         raise ToolError("nothing to index: give `paths` or `documents`")

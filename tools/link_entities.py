@@ -22,11 +22,11 @@ class LinkResult(BaseModel):
     note: str | None = None  # why there are no anchors, when the filter selected no document
 
 
-@tool("link_entities", "Link query entities", READ_ONLY)
+@tool("link_entities", "Link query entities", READ_ONLY, stepwise=True)
 async def link_entities(
     corpus: Corpus, query: Query, ctx: Context[AppState], k: TopK = 3, filter: Filter = None
 ) -> LinkResult:
-    """The query's named entities and their k nearest entity nodes."""
+    """Finds the entities a question names, each with its k nearest graph entities."""
     engine = state_of(ctx).engine
 
     def run() -> LinkResult:

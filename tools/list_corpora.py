@@ -15,7 +15,7 @@ class CorporaResult(BaseModel):
 
 @tool("list_corpora", "List corpora", READ_ONLY)
 async def list_corpora(ctx: Context[AppState]) -> CorporaResult:
-    """The corpora and their sizes."""
+    """Lists what can be searched: each corpus, its size and what it holds."""
     engine = state_of(ctx).engine
 
     def run() -> CorporaResult:

@@ -27,8 +27,8 @@ def research(
 
 1. Call q_iter with corpus="{corpus}" and the question as the query. Each passage says why it came
    back (the path through the graph, a title the question names, a title link, or the dense fill).
-2. If a hop is missing (no passage holds a fact the answer needs), walk it: expand_entity on the
-   last entity the paths reached, passing the statements you have as `subtract`.
+2. If a hop is missing (no passage holds a fact the answer needs), call q_iter again with a query
+   for that fact, naming the last entity the paths reached.
 3. For each passage the answer rests on, call read_document with its chunk_id to read around it,
    and check the passage says what you will claim.
 4. Answer briefly. Cite each claim with its source, section and pages and the document URI, as each

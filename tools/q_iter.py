@@ -9,14 +9,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from cuerag import CueRag, QIterParams, make_params
-from cuerag.config import (
-    LexicalCandidates,
-    LexicalWeight,
-    QIterBeam,
-    QIterDepth,
-    QIterK,
-    QIterTopN,
-)
+from cuerag.config import LexicalWeight, QIterBeam, QIterDepth, QIterK, QIterTopN
 from cuerag.retrieval.filters import DocFilter
 from cuerag.retrieval.results import Method
 from tools.common import READ_ONLY, AppState, Corpus, Filter, Query, always, run_engine, state_of, tool
@@ -41,12 +34,14 @@ async def retrieve(
 
     def run() -> CompactResult | LinkedResult:
         result = engine.query(corpus, query, params=params, method=method, llm_entities=llm_entities, filter=filter)
-        return shaped_result(result, detail)
+        return shaped_result(result, detail, engine.text)
 
     return await run_engine(run)
 
 
-# With llm_entities the query goes to the LLM.
+# With llm_entities the query goes to the LLM. The lexical channel's candidates are left
+# to the CLI and the library with the ablation switches: the defaults serve, and each listed
+# argument is read by every client on every connection (docs/mcp.md, the tools/list budget).
 @tool("q_iter", "Multi-hop retrieval", READ_ONLY, llm_args=("llm_entities",), calls_llm=always)
 async def q_iter(
     corpus: Corpus,
@@ -57,19 +52,18 @@ async def q_iter(
     beam: QIterBeam = _DEFAULTS.beam,
     top_n: QIterTopN = _DEFAULTS.top_n,
     lexical_weight: LexicalWeight = _DEFAULTS.lexical_weight,
-    lexical_candidates: LexicalCandidates = _DEFAULTS.lexical_candidates,
     llm_entities: Annotated[bool, Field(description="An LLM reads the query's entities.")] = False,
     detail: Detail = "compact",
     filter: Filter = None,
 ) -> CompactResult | LinkedResult:
-    """Multi-hop retrieval; call it first. Top chunks, each with why it came back."""
+    """Finds the passages that answer a question, following entities across documents; call it
+    first. Each passage comes with its citation and why it came back."""
     params: QIterParams = make_params(
         k=k,
         depth=depth,
         beam=beam,
         top_n=top_n,
         lexical_weight=lexical_weight,
-        lexical_candidates=lexical_candidates,
     )
     engine = state_of(ctx).engine
     if llm_entities and engine.llm is None:
@@ -96,7 +90,7 @@ async def dense_search(
     detail: Detail = "compact",
     filter: Filter = None,
 ) -> CompactResult | LinkedResult:
-    """The top_n chunks nearest the query, no graph: for single-hop lookups."""
+    """Finds the passages nearest a question by meaning alone: for single-fact lookups."""
     engine = state_of(ctx).engine
     params = make_params(top_n=top_n)
     return await retrieve(engine, corpus, query, params=params, method="dense", detail=detail, filter=filter)

@@ -12,6 +12,8 @@ from pydantic import Field
 from cuerag.graph.document_text import DocumentText
 from tools.common import READ_ONLY, AppState, Corpus, run_engine, state_of, tool
 
+MAX_WINDOW = 40_000
+
 
 @tool("read_document", "Read a document", READ_ONLY)
 async def read_document(
@@ -20,10 +22,13 @@ async def read_document(
     doc_id: Annotated[str | None, Field(max_length=256, description="A hit's doc_id.")] = None,
     chunk_id: Annotated[str | None, Field(max_length=64, description="Read around this chunk.")] = None,
     start: Annotated[int, Field(ge=0, description="First character.")] = 0,
-    max_chars: Annotated[int, Field(ge=1, le=100_000, description="Most characters.")] = 20_000,
+    # Claude Code saves a result over 25k tokens (or 50,000 characters) to a file and shows the
+    # model a pointer: 40,000 characters (about 10k tokens) a window keeps under it; `next_start`
+    # says where the next window starts.
+    max_chars: Annotated[int, Field(ge=1, le=MAX_WINDOW, description="Most characters.")] = 20_000,
     context: Annotated[int, Field(ge=0, le=50_000, description="Characters around the chunk.")] = 1_000,
 ) -> DocumentText:
-    """A document's text from `start`, or around a chunk."""
+    """Reads a document's text from `start` (a window at a time: next_start), or around a chunk."""
     if doc_id is None and chunk_id is None:
         raise ToolError("give `doc_id` (the whole document) or `chunk_id` (the text around a chunk)")
     engine = state_of(ctx).engine

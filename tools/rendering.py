@@ -12,8 +12,8 @@ Both channels carry the same facts about each hit: Claude Code and Codex give th
 structured content, claude.ai and others only the text. So each hit's citation (source, section,
 pages) and its document's resource URI are in both, at either detail.
 
-Measured on the 2Wiki index (50 questions, cl100k median, docs/performance.md): 2,069 tokens of structured
-content and 1,518 of text before these cuts.
+Measured on the 2Wiki index (50 questions, cl100k median, docs/mcp.md): 1,494 tokens of structured
+content and 1,268 of text with passages cut at COMPACT_TEXT_TOKENS (1,648 and 1,398 before).
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_seri
 
 from cuerag import AnswerResult, ChunkHit
 from cuerag.graph.citations import Citation
+from cuerag.graph.document_text import DocumentText
 from cuerag.retrieval.explain import ExplainedHit, ExplainedResult, PathStep
+from cuerag.text.tools import TextTools
 from tools.resources import document_uri, linkable
 
 Detail = Annotated[
@@ -37,6 +39,12 @@ Detail = Annotated[
 # Past this many characters a path step's statement is cut in the compact view: the step names the
 # passage it is from, and that passage is one get_chunks call away.
 _STEP_CHARS = 160
+
+# Past this many tokens (cl100k, as benchmarks/tool_result_size.py counts) a passage's text is cut
+# in the compact view, at a word, and the hit says where the rest is (`more`): documentation chunks
+# run to 1,200 tokens, and five of them were 18,876 characters in each channel (issue 30). 160
+# keeps the median default q_iter result on 2Wiki under 1,500 tokens in each channel (docs/mcp.md).
+COMPACT_TEXT_TOKENS = 160
 
 
 class _Lean(BaseModel):
@@ -71,17 +79,35 @@ class CompactCitation(_Lean):
     pages: list[int] = []
 
 
+class MoreText(_Lean):
+    """The rest of a passage cut for size: characters `start` to `end` of its document, which
+    `read_document(doc_id, start=start)` reads (or, for a document indexed without character
+    spans, `read_document(chunk_id=…)`); `chars` left out."""
+
+    chars: int
+    start: int | None = None
+    end: int | None = None
+
+
 class CompactHit(BaseModel):
     rank: int
     title: str
     doc_id: str
     chunk_id: str
     score: float
-    text: str
+    text: str  # cut at COMPACT_TEXT_TOKENS, then `more` says where the rest is
+    more: MoreText | None = None
     why: str  # what brought the chunk in, in words
     path: list[CompactStep] = []  # its best kept path
     citation: CompactCitation | None = None
     uri: str | None = None  # the document as a resource; None for an id no URI can carry
+
+    @model_serializer(mode="wrap")
+    def _more_when_cut(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        if dumped.get("more") is None:
+            dumped.pop("more", None)  # most passages are whole: no `"more": null` on each
+        return dumped
 
 
 class LinkedHit(ExplainedHit):
@@ -138,7 +164,24 @@ def _linked(corpus: str, hits: Sequence[ExplainedHit]) -> list[LinkedHit]:
     return [LinkedHit(**dict(h), uri=hit_uri(corpus, h.doc_id)) for h in hits]
 
 
-def _compact_hits(corpus: str, hits: Sequence[ExplainedHit], *, brief: bool = True) -> list[CompactHit]:
+def _cut_text(hit: ChunkHit, text_tools: TextTools | None) -> tuple[str, MoreText | None]:
+    """The passage's text within COMPACT_TEXT_TOKENS, and where the rest is when it was cut."""
+    if text_tools is None:
+        return hit.text, None
+    kept = text_tools.head(hit.text, COMPACT_TEXT_TOKENS)
+    if kept == hit.text:
+        return kept, None
+    at = hit.citation.start if hit.citation is not None else None
+    end = hit.citation.end if hit.citation is not None else None
+    more = MoreText(chars=len(hit.text) - len(kept), start=None if at is None else at + len(kept), end=end)
+    return kept + " …", more
+
+
+def _compact_hits(
+    corpus: str, hits: Sequence[ExplainedHit], *, brief: bool = True, text_tools: TextTools | None = None
+) -> list[CompactHit]:
+    cut = [_cut_text(hit, text_tools) for hit in hits]
+    shown = [text for text, _ in cut]
     return [
         CompactHit(
             rank=rank,
@@ -146,20 +189,29 @@ def _compact_hits(corpus: str, hits: Sequence[ExplainedHit], *, brief: bool = Tr
             doc_id=hit.doc_id,
             chunk_id=hit.chunk_id,
             score=round(hit.score, 3),
-            text=hit.text,
+            text=text,
+            more=more,
             # The path is listed beside the sentence, so the sentence need not name its entities.
             why=(hit.why.brief if brief else "") or hit.why.text,
-            path=[_compact_step(s, hits) for s in hit.why.path],
+            path=[_compact_step(s, hits, shown) for s in hit.why.path],
             citation=_compact_citation(hit.citation),
             uri=hit_uri(corpus, hit.doc_id),
         )
-        for rank, hit in enumerate(hits, start=1)
+        for rank, (hit, (text, more)) in enumerate(zip(hits, cut, strict=True), start=1)
     ]
 
 
-def _compact_step(step: PathStep, hits: Sequence[ChunkHit]) -> CompactStep:
-    """A step pointing to the returned passage that holds its statement, or its statement, cut."""
-    held = next((r for r, h in enumerate(hits, start=1) if h.title == step.title and step.unit in h.text), None)
+def _compact_step(step: PathStep, hits: Sequence[ChunkHit], shown: Sequence[str]) -> CompactStep:
+    """A step pointing to the returned passage whose shown text holds its statement, or its
+    statement, cut."""
+    held = next(
+        (
+            r
+            for r, (h, text) in enumerate(zip(hits, shown, strict=True), start=1)
+            if h.title == step.title and step.unit in text
+        ),
+        None,
+    )
     if held is not None:
         return CompactStep(via=step.label, passage=held)
     return CompactStep(via=step.label, unit=_cut(step.unit, _STEP_CHARS), title=step.title)
@@ -171,36 +223,42 @@ def _compact_citation(citation: Citation | None) -> CompactCitation | None:
     return CompactCitation(source=citation.source, section=citation.section, pages=citation.pages)
 
 
-def compact_result(result: ExplainedResult) -> CompactResult:
+def compact_result(result: ExplainedResult, text_tools: TextTools | None = None) -> CompactResult:
     return CompactResult(
         corpus=result.corpus,
         query=result.query,
         method=result.method,
-        chunks=_compact_hits(result.corpus, result.chunks),
+        chunks=_compact_hits(result.corpus, result.chunks, text_tools=text_tools),
         elapsed_ms=result.elapsed_ms,
         note=result.note,
     )
 
 
-def shaped_result(result: ExplainedResult, detail: str) -> CompactResult | LinkedResult:
+def shaped_result(
+    result: ExplainedResult, detail: str, text_tools: TextTools | None = None
+) -> CompactResult | LinkedResult:
+    """The result at `detail`; `text_tools` (the engine's tokenizer) cuts compact passages for size,
+    none leaves them whole."""
     if detail == "compact":
-        return compact_result(result)
+        return compact_result(result, text_tools)
     return LinkedResult(**{**dict(result), "chunks": _linked(result.corpus, result.chunks)})
 
 
-def shaped_answer(result: AnswerResult, detail: str) -> CompactAnswer | LinkedAnswer:
+def shaped_answer(
+    result: AnswerResult, detail: str, text_tools: TextTools | None = None
+) -> CompactAnswer | LinkedAnswer:
     if detail == "compact":
-        return compact_answer(result)
+        return compact_answer(result, text_tools)
     return LinkedAnswer(**{**dict(result), "chunks": _linked(result.corpus, result.chunks)})
 
 
-def compact_answer(result: AnswerResult) -> CompactAnswer:
+def compact_answer(result: AnswerResult, text_tools: TextTools | None = None) -> CompactAnswer:
     return CompactAnswer(
         corpus=result.corpus,
         question=result.question,
         answer=result.answer,
         method=result.method,
-        chunks=_compact_hits(result.corpus, result.chunks),
+        chunks=_compact_hits(result.corpus, result.chunks, text_tools=text_tools),
         llm_tokens=sum(u.prompt_tokens + u.completion_tokens for u in result.llm_usage.values()),
         elapsed_ms=result.elapsed_ms,
     )
@@ -221,6 +279,17 @@ def _cite_line(hit: CompactHit) -> str | None:
     return "cite: " + " · ".join(parts) if parts else None
 
 
+def _more_line(hit: CompactHit) -> str:
+    """Where the rest of a cut passage is, as the structured `more` says."""
+    assert hit.more is not None
+    if hit.more.start is None:
+        return f"(cut: {hit.more.chars} more characters: read_document(chunk_id={json.dumps(hit.chunk_id)}))"
+    return (
+        f"(cut: characters {hit.more.start}-{hit.more.end} of the document: "
+        f"read_document(doc_id={json.dumps(hit.doc_id, ensure_ascii=False)}, start={hit.more.start}))"
+    )
+
+
 def _hits_text(hits: list[CompactHit]) -> list[str]:
     lines: list[str] = []
     for h in hits:
@@ -233,6 +302,8 @@ def _hits_text(hits: list[CompactHit]) -> list[str]:
             held = f"in [{step.passage}]" if step.passage is not None else f"{step.unit} ({step.title})"
             lines.append(f"  via {step.via}: {held}")
         lines.append(h.text)
+        if h.more is not None:
+            lines.append(_more_line(h))
         lines.append("")
     return lines
 
@@ -265,9 +336,21 @@ def _answer_text(result: CompactAnswer | AnswerResult) -> str:
     return "\n".join(lines)
 
 
+def _document_text(doc: DocumentText) -> str:
+    """A document window as text: one line of where it is, then the text itself, not JSON-escaped
+    (the structured content has it as JSON)."""
+    pages = f", pages {', '.join(str(p) for p in doc.pages)}" if doc.pages else ""
+    head = f"{doc.title or doc.doc_id} ({doc.source}): characters {doc.start}-{doc.end} of {doc.total_chars}{pages}"
+    if doc.next_start is not None:
+        head += f"; next: read_document(doc_id={json.dumps(doc.doc_id, ensure_ascii=False)}, start={doc.next_start})"
+    return f"{head}\n\n{doc.text}"
+
+
 def render_text(result: BaseModel) -> str:
     """The text content of a tool result: a readable rendering where one is worth having, else
     the JSON (small results, whose structure is the point)."""
+    if isinstance(result, DocumentText):
+        return _document_text(result)
     if isinstance(result, CompactResult | ExplainedResult):
         return _retrieval_text(result)
     if isinstance(result, CompactAnswer | AnswerResult):

@@ -28,7 +28,7 @@ class SearchUnitsResult(BaseModel):
     note: str | None = None  # why there are no units, when the filter selected no document
 
 
-@tool("search_units", "Search units", READ_ONLY)
+@tool("search_units", "Search units", READ_ONLY, stepwise=True)
 async def search_units(
     corpus: Corpus,
     query: Query,
@@ -38,7 +38,7 @@ async def search_units(
     subtract: SubtractIds = [],  # noqa: B006
     filter: Filter = None,
 ) -> SearchUnitsResult:
-    """Units (statements) nearest the query, with their entities and chunks."""
+    """Finds the statements nearest a question, with their entities and chunks."""
     engine = state_of(ctx).engine
 
     def run() -> SearchUnitsResult:

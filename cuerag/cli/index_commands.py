@@ -48,7 +48,11 @@ def index(
     hidden: Annotated[bool, typer.Option("--hidden", help="Walk dot-files and dot-folders too.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     full_report: Annotated[
-        bool, typer.Option("--full-report", help="List every file in the report (else the first 100 of each kind).")
+        bool,
+        typer.Option(
+            "--full-report",
+            help="List every file in the report (else the first 100 of each kind, unchanged ones counted only).",
+        ),
     ] = False,
 ) -> None:
     """Index files and folders into a corpus.

@@ -33,14 +33,17 @@ def print_report(report: IndexReport, *, told: Mapping[str, str] | None = None) 
     for f in report.warnings:
         if told.get(f.path) != f.reason:
             out.print(f"[yellow] warning[/yellow] {_shown(f.path)}: {_shown(f.reason)}")
-    if any((report.added, report.changed, report.removed, report.skipped, report.failed)):
+    if any((report.added, report.changed, report.removed, report.skipped, report.failed, any(report.files.values()))):
         n = {name: report.files.get(name, len(getattr(report, name))) for name in FILE_LISTS}
         out.print(
             f"files: {n['added']} added, {n['changed']} changed, {n['removed']} removed, "
             f"{n['skipped']} unchanged, {n['failed']} failed"
         )
         if report.lists_cut:
-            out.print(f"(the first {REPORTED_FILES} files of each kind are listed; --full-report lists them all)")
+            out.print(
+                f"(the first {REPORTED_FILES} files of each kind are listed, unchanged ones counted only; "
+                "--full-report lists them all)"
+            )
     if report.repaired:
         out.print(
             f"repaired: {_count(report.repaired, 'unchanged file')} whose stored links an older version resolved "

@@ -38,6 +38,9 @@ class DocumentText(BaseModel):
     metadata: dict[str, Any] = {}  # e.g. a Markdown file's front matter
     chunk_id: str | None = None  # the chunk the window is centred on
     has_spans: bool = True  # False: an old index; offsets are into the joined chunk texts
+    # Where the next window starts (`start` of the next read), None at the document's end: a long
+    # document is read a window at a time, each under the clients' result limits.
+    next_start: int | None = None
 
 
 def read_document(
@@ -103,6 +106,7 @@ def read_document(
         metadata=dict(first.get("doc_metadata", {})),
         chunk_id=chunk_id,
         has_spans=has_spans,
+        next_start=hi if hi < len(text) else None,
     )
 
 

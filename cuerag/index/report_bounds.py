@@ -3,7 +3,9 @@
 A report lists files by what happened to them; a no-change sync of 2,000 files listed all 2,000 as
 unchanged (149 KB as structured content, and as much again as text), and 2,000 unreadable files
 made an error of 194 KB. So a report gives every count (`files`) and lists the first
-`REPORTED_FILES` of each kind; the full lists are there on request (`full_report`).
+`REPORTED_FILES` of each kind that says something happened; unchanged files (`skipped`) are counted,
+not listed, since a no-op re-index of 158 files still listed each (14 KB, issue 30). The full lists
+are there on request (`full_report`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from cuerag.index.report import IndexReport
 
 REPORTED_FILES = 100
 FILE_LISTS = ("added", "changed", "removed", "skipped", "failed", "warnings")
+COUNTED_ONLY = frozenset({"skipped"})  # nothing happened to these: the count says enough
 
 
 def count_files(report: IndexReport) -> None:
@@ -20,10 +23,14 @@ def count_files(report: IndexReport) -> None:
 
 
 def cut_lists(report: IndexReport, limit: int = REPORTED_FILES) -> IndexReport:
-    """The report with each file list cut to its first `limit` entries (`files` keeps the counts)."""
+    """The report with each file list cut to its first `limit` entries, and the unchanged files to
+    none (`files` keeps the counts)."""
     if not report.files:
         count_files(report)
-    cut = {name: getattr(report, name)[:limit] for name in FILE_LISTS if len(getattr(report, name)) > limit}
+    bounds = {name: 0 if name in COUNTED_ONLY else limit for name in FILE_LISTS}
+    cut = {
+        name: getattr(report, name)[: bounds[name]] for name in FILE_LISTS if len(getattr(report, name)) > bounds[name]
+    }
     if not cut:
         return report
     return report.model_copy(update={**cut, "lists_cut": True})

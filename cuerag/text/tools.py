@@ -67,6 +67,17 @@ class TextTools:
     def count_tokens(self, text: str) -> int:
         return len(self.encoding.encode(text, disallowed_special=()))
 
+    def head(self, text: str, max_tokens: int) -> str:
+        """The longest start of `text` within `max_tokens` tokens, cut after a whole word (or
+        inside one longer than the window): `text` itself when it fits."""
+        tokens = self.encoding.encode(text, disallowed_special=())
+        if len(tokens) <= max_tokens:
+            return text
+        # As in `chunk`: a cut inside a multi-byte character drops its partial bytes.
+        start = self.encoding.decode_bytes(tokens[:max_tokens]).decode("utf-8", errors="ignore")
+        word_end = max(start.rfind(" "), start.rfind("\n"))
+        return (start[:word_end] if word_end > 0 else start).rstrip()
+
     def chunk(self, title: str, text: str, *, max_tokens: int, overlap: int) -> list[TextChunk]:
         """Split a document into windows of at most `max_tokens` tokens, consecutive windows sharing
         `overlap` tokens. A document under the limit stays one chunk."""

@@ -251,5 +251,8 @@ async def test_mcp_tools_return_citations(client: Client) -> None:
     assert window["text"] == top["text"] and (window["start"], window["end"]) == (cite["start"], cite["end"])
     whole = await call(client, "read_document", corpus=CORPUS, doc_id="manuals/caption-light.pdf", max_chars=200)
     assert whole["end"] == 200 < whole["total_chars"] and whole["pages"] == [1]
+    assert whole["next_start"] == 200  # where the next window starts (issue 31); none at the end
+    rest = await call(client, "read_document", corpus=CORPUS, doc_id="manuals/caption-light.pdf", start=200)
+    assert rest["end"] == rest["total_chars"] and rest.get("next_start") is None
     missing = await client.call_tool("read_document", {"corpus": CORPUS, "doc_id": "nope.md"})
     assert missing.is_error and "unknown document id 'nope.md'" in missing.content[0].text  # type: ignore[union-attr]

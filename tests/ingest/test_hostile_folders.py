@@ -426,10 +426,28 @@ def test_a_report_lists_the_first_files_and_counts_them_all(engine: CueRag, tmp_
     assert (len(first.added), first.files["added"]) == (REPORTED_FILES, count)
     assert (len(first.failed), first.files["failed"]) == (REPORTED_FILES, REPORTED_FILES + 5)
     again = engine.index_paths("bounded", [folder], sync=True)
-    assert (len(again.skipped), again.files["skipped"], again.lists_cut) == (REPORTED_FILES, count, True)
+    assert (len(again.skipped), again.files["skipped"], again.lists_cut) == (0, count, True)
     assert len(again.model_dump_json()) < 40_000
     full = engine.index_paths("bounded", [folder], sync=True, full_report=True)
     assert len(full.skipped) == count and not full.lists_cut
+
+
+# A no-op re-index of a documentation build's 158 files returned 14 KB (issue 30, item 6): the bound.
+NO_OP_REPORT_BYTES = 2_048
+
+
+def test_a_no_op_re_index_of_158_files_reports_counts_in_under_2_kb(engine: CueRag, tmp_path: Path) -> None:
+    """The report of a re-index that changes nothing: counts, no line per unchanged file (the
+    MCP tool's text and structured content are this JSON). `full_report` still lists them."""
+    folder = tmp_path / "handbook"
+    for n in range(158):
+        write(folder / f"chapter-{n // 20:02}" / f"section-{n:03}-backup-and-restore.md", f"# S{n}\n\nPage {n}.\n")
+    engine.index_paths("noop", [folder])
+    again = engine.index_paths("noop", [folder], sync=True)
+    assert again.files["skipped"] == 158 and again.documents_unchanged == 158
+    assert len(again.model_dump_json().encode()) < NO_OP_REPORT_BYTES, again.model_dump_json()
+    full = engine.index_paths("noop", [folder], sync=True, full_report=True)
+    assert len(full.skipped) == 158
 
 
 def test_an_error_for_every_file_failing_is_bounded(engine: CueRag, tmp_path: Path) -> None:

@@ -112,7 +112,7 @@ async def mcp(models: Models, tmp_path_factory: pytest.TempPathFactory) -> Async
     write(outside / "secret.txt", SECRET)
     server = build_server(
         Settings(data_dir=tmp_path_factory.mktemp("mcp-data")),
-        ServerSettings(allowed_roots=[root]),
+        ServerSettings(allowed_roots=[root], stepwise=True),
         engine_factory=functools.partial(CueRag, models=models),
     )
     async with Client(server) as client:

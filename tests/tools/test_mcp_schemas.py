@@ -43,10 +43,10 @@ class _NoEngine:
         pass
 
 
-async def listed_tools(tmp_path: Path, **engine: Any) -> list[Tool]:
+async def listed_tools(tmp_path: Path, *, stepwise: bool = True, **engine: Any) -> list[Tool]:
     server = build_server(
         Settings(data_dir=tmp_path, **engine),
-        ServerSettings(allowed_roots=[tmp_path]),
+        ServerSettings(allowed_roots=[tmp_path], stepwise=stepwise),
         engine_factory=lambda _: _NoEngine(),  # type: ignore[arg-type,return-value]
     )
     async with Client(server) as client:
@@ -105,6 +105,29 @@ async def test_every_tool_says_what_it_does(tmp_path: Path) -> None:
     for tool in await listed_tools(tmp_path, llm_provider="openai", llm_model="m"):
         assert tool.title, tool.name
         assert tool.description and len(tool.description) >= 20, tool.name
+
+
+async def test_the_default_listing_keeps_to_the_budget_and_says_why_a_step_tool_is_not_there(tmp_path: Path) -> None:
+    """Issue 31: `tools/list` within 8 KB. The step-by-step tools are listed on request only; called
+    anyway, one says how to list it and what does the same in one call."""
+    server = build_server(
+        Settings(data_dir=tmp_path),
+        ServerSettings(allowed_roots=[tmp_path]),
+        engine_factory=lambda _: _NoEngine(),  # type: ignore[arg-type,return-value]
+    )
+    async with Client(server) as client:
+        listed = await client.list_tools()
+        names = {t.name for t in listed.tools}
+        assert {"q_iter", "read_document", "list_corpora", "index_corpus"} <= names
+        assert not names & {"link_entities", "search_units", "expand_entity", "get_units"}
+        assert len(listed.model_dump_json(by_alias=True, exclude_none=True).encode()) <= 8_192
+        refused = await client.call_tool("expand_entity", {"corpus": "c", "entity": "e", "query": "q"})
+        assert refused.is_error and "--stepwise" in refused.content[0].text  # type: ignore[union-attr]
+    every = await listed_tools(tmp_path, llm_provider="openai", llm_model="m")
+    # Every tool, step tools and `answer` (an LLM configured) too: kept from growing unnoticed
+    # (11,321 bytes summed over the tools today).
+    assert len(every) == 15
+    assert sum(len(t.model_dump_json(by_alias=True, exclude_none=True).encode()) for t in every) <= 11_500
 
 
 def test_the_checker_finds_what_clients_refuse() -> None:

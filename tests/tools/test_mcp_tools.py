@@ -71,7 +71,7 @@ def make_server(
 
     return build_server(
         Settings(data_dir=data_dir, **(settings or {})),
-        ServerSettings(allowed_roots=roots, **(server or {})),
+        ServerSettings(allowed_roots=roots, **{"stepwise": True, **(server or {})}),
         engine_factory=factory,
     )
 

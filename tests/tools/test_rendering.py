@@ -95,3 +95,46 @@ def test_the_text_is_read_not_json_at_full_detail() -> None:
         json.loads(text)
     assert "reached through Revenue" in render_text(shaped("retrieval", "full"))
     assert "via Revenue" in render_text(shaped("retrieval", "compact"))
+
+
+def test_a_long_passage_is_cut_in_tokens_with_where_the_rest_is_in_both_channels() -> None:
+    """Issue 30, item 6: five 1,200-token chunks were 18,876 characters of compact text, and as
+    much again as structured content. A compact passage is cut at COMPACT_TEXT_TOKENS (cl100k) at a
+    word; the hit says which characters of the document are left and how to read them."""
+    from cuerag.text.tools import TextTools
+    from tools.rendering import COMPACT_TEXT_TOKENS
+
+    words = " ".join(f"word{n}" for n in range(1_500))
+    long = CITED.model_copy(
+        update={
+            "text": words,
+            "citation": CITED.citation.model_copy(update={"start": 1_000, "end": 1_000 + len(words)}),  # type: ignore[union-attr]
+        }
+    )
+    result = ExplainedResult(corpus=CORPUS, query="q", method="qiter", chunks=[long, UNLINKABLE], elapsed_ms=1)
+    text_tools = TextTools()
+    compact = shaped_result(result, "compact", text_tools)
+    hit, short = compact.model_dump(mode="json")["chunks"]
+    assert hit["text"].endswith(" …") and words.startswith(hit["text"].removesuffix(" …"))
+    assert text_tools.count_tokens(hit["text"]) <= COMPACT_TEXT_TOKENS + 2
+    kept = len(hit["text"].removesuffix(" …"))
+    assert hit["more"] == {"chars": len(words) - kept, "start": 1_000 + kept, "end": 1_000 + len(words)}
+    assert "more" not in short and short["text"] == UNLINKABLE.text  # a short passage is whole
+    assert f'read_document(doc_id="reports/annual 2024.pdf", start={1_000 + kept})' in render_text(compact)
+    # detail="full" gives the whole passage.
+    assert shaped_result(result, "full", text_tools).model_dump(mode="json")["chunks"][0]["text"] == words
+
+
+def test_a_document_window_reads_as_text_with_where_the_next_one_starts() -> None:
+    """Issue 31: document text arrived JSON-escaped in both channels, and a read past the clients'
+    limits had no next pointer. The text channel gives the text as it is, after one line of where
+    it is; both channels say where the next window starts."""
+    from cuerag.graph.document_text import DocumentText
+
+    body = 'He said "yes".\nThen left.'
+    where = {"doc_id": "a.md", "title": "A", "source": "notes/a.md", "start": 0, "end": 26}
+    window = DocumentText(text=body, total_chars=90, next_start=26, **where)
+    text = render_text(window)
+    head, shown = text.split("\n\n", 1)
+    assert shown == body  # no escaping
+    assert "characters 0-26 of 90" in head and 'read_document(doc_id="a.md", start=26)' in head
