@@ -14,12 +14,14 @@ PAGE = """<html><head><title>9.10. Backup</title></head><body>
 <li class="next"><a accesskey="n" href="sect.hotplug.html"><strong>Next</strong></a></li></ul>
 <div class="section"><div class="titlepage"><div><div><h2 class="title">9.10. Backup</h2></div></div></div>
 <div class="para">Making backups has to be one of the main responsibilities of any administrator.</div>
-<div class="sidebar"><div class="titlepage"><div><div><p class="title"><strong>BACK TO BASICS Backup vs archive</strong></p></div></div></div>
+<div class="sidebar"><div class="titlepage"><div><div>
+<p class="title"><strong>BACK TO BASICS Backup vs archive</strong></p></div></div></div>
 <div class="para">A backup is a secondary copy of data; an archive is a copy kept for the long term.</div></div>
 <div class="para">The rsnapshot package offers <a href="sect.rsh.html">remote</a> backups.</div>
 </div>
 <div class="sidebar"><a href="a.html">Backup</a> <a href="b.html">Hotplug</a> <a href="c.html">Power</a></div>
-<ul class="docnav"><li class="previous"><a accesskey="p" href="sect.rsh.html"><strong>Prev</strong>9.9. Remote Login</a></li>
+<ul class="docnav">
+<li class="previous"><a accesskey="p" href="sect.rsh.html"><strong>Prev</strong>9.9. Remote Login</a></li>
 <li class="up"><a accesskey="u" href="#"><strong>Up</strong></a></li>
 <li class="home"><a accesskey="h" href="index.html"><strong>Home</strong></a></li>
 <li class="next"><a accesskey="n" href="sect.hotplug.html"><strong>Next</strong>9.11. Hot Plugging</a></li></ul>
