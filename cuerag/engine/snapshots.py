@@ -136,8 +136,8 @@ def collect_orphans(store: VectorStore, corpus: str, graph: Graph, *, earlier: G
     unless this run made them live. Runs under the writer lock, after the run's chunks are
     stored, so it never removes what a run still needs. Returns the graph and how many units
     and entities were deleted."""
-    units = sorted({*graph.orphan_unit_ids, *earlier.orphan_unit_ids} - graph.unit_pos.keys())
-    entities = sorted({*graph.orphan_entity_ids, *earlier.orphan_entity_ids} - graph.entity_pos.keys())
+    units = sorted(u for u in {*graph.orphan_unit_ids, *earlier.orphan_unit_ids} if not graph.holds_unit(u))
+    entities = sorted(e for e in {*graph.orphan_entity_ids, *earlier.orphan_entity_ids} if not graph.holds_entity(e))
     chunks = sorted({*graph.orphan_chunk_ids, *earlier.orphan_chunk_ids} - graph.chunk_pos.keys())
     # Losing versions' chunks first: until they go, their units are still reachable from the store.
     store.delete(collection_name(corpus, CHUNKS), chunks)

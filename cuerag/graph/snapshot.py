@@ -15,6 +15,7 @@ from typing import cast
 
 import numpy as np
 
+from cuerag.graph.chrome import chrome_units
 from cuerag.graph.hyperlinks import resolve_links
 from cuerag.graph.schema import (
     CHUNKS,
@@ -72,6 +73,12 @@ class Graph:
     # Per chunk: its hyperlinks that lead to a corpus document (link position -> document id).
     chunk_links: list[dict[int, str]] = field(default_factory=list)
     chunk_sections: list[str] = field(default_factory=list)  # per chunk: its heading path, joined
+    # Stored units that are site chrome (cuerag.graph.chrome), and the entities only they mention:
+    # live, kept in the store, but no nodes of the graph. `chrome_edges`: the chunk-unit edges
+    # they would have had.
+    chrome_unit_ids: frozenset[str] = frozenset()
+    chrome_entity_ids: frozenset[str] = frozenset()
+    chrome_edges: int = 0
     # The live points the snapshot was built from, so the next one can be built from them plus
     # a run's changes instead of from a scroll of the whole store.
     points: GraphPoints | None = field(default=None, compare=False, repr=False)
@@ -98,7 +105,17 @@ class Graph:
             "chunk_unit_edges": edges_cu,
             "unit_entity_edges": edges_ue,
             "link_edges": sum(len(set(links.values())) for links in self.chunk_links),
+            "chrome_units": len(self.chrome_unit_ids),
+            "chrome_unit_edges": self.chrome_edges,
         }
+
+    def holds_unit(self, unit_id: str) -> bool:
+        """Whether the unit is stored and live: a node of the graph, or chrome."""
+        return unit_id in self.unit_pos or unit_id in self.chrome_unit_ids
+
+    def holds_entity(self, entity_id: str) -> bool:
+        """Whether the entity is stored and live: a node of the graph, or mentioned only in chrome."""
+        return entity_id in self.entity_pos or entity_id in self.chrome_entity_ids
 
     def chunk_full_text(self, c: int) -> str:
         section = self.chunk_sections[c] if c < len(self.chunk_sections) else ""
@@ -147,6 +164,16 @@ def build_graph(
     for c, members in enumerate(chunk_units):
         for u in members:
             unit_chunks[u].append(c)
+    chrome = chrome_units(unit_chunks, [chunk_payload(p)["doc_id"] for p in chunk_list])
+    chrome_ids = frozenset(unit_ids[u] for u in chrome)
+    chrome_edges = sum(len(unit_chunks[u]) for u in chrome)
+    if chrome:
+        kept = [u for u in range(len(unit_ids)) if u not in chrome]
+        renumbered = {old: new for new, old in enumerate(kept)}
+        chunk_units = [[renumbered[u] for u in members if u in renumbered] for members in chunk_units]
+        unit_chunks = [unit_chunks[u] for u in kept]
+        unit_ids = [unit_ids[u] for u in kept]
+        unit_pos = _index(unit_ids)
 
     entity_ids: list[str] = []
     entity_pos: dict[str, int] = {}
@@ -176,6 +203,13 @@ def build_graph(
             if entity_pos[eid] not in unit_entities[u]:
                 unit_entities[u].append(entity_pos[eid])
 
+    chrome_entities = frozenset(
+        eid
+        for uid in chrome_ids
+        for eid in unit_payload(unit_by_id[uid]).get("entity_ids", [])
+        if eid in entity_by_id and eid not in entity_pos
+    )
+
     entity_units: list[list[int]] = [[] for _ in entity_ids]
     for u, linked in enumerate(unit_entities):
         for e in linked:
@@ -202,8 +236,8 @@ def build_graph(
         entity_names=[entity_payload(entity_by_id[e]).get("name", "") for e in entity_ids],
         entity_labels=[entity_payload(entity_by_id[e]).get("label", "") for e in entity_ids],
         entity_units=entity_units,
-        orphan_unit_ids=sorted(unit_by_id.keys() - unit_pos.keys()),
-        orphan_entity_ids=sorted(entity_by_id.keys() - entity_pos.keys()),
+        orphan_unit_ids=sorted(unit_by_id.keys() - unit_pos.keys() - chrome_ids),
+        orphan_entity_ids=sorted(entity_by_id.keys() - entity_pos.keys() - chrome_entities),
         orphan_chunk_ids=sorted(stale_chunks),
         chunk_links=resolve_links(
             [chunk_payload(p) for p in chunk_list],
@@ -211,10 +245,14 @@ def build_graph(
             [chunk_payload(p).get("title", "") for p in chunk_list],
         ),
         chunk_sections=[SECTION_SEP.join(chunk_payload(p).get("section", [])) for p in chunk_list],
+        chrome_unit_ids=chrome_ids,
+        chrome_entity_ids=chrome_entities,
+        chrome_edges=chrome_edges,
         points=GraphPoints(
             chunks={p.id: p for p in chunk_list},
-            units={u: unit_by_id[u] for u in unit_ids},
-            entities={e: StoredPoint(id=e, payload=entity_by_id[e].payload) for e in entity_ids},
+            # Chrome too: the next snapshot, built from these points, may find it knowledge again.
+            units={u: unit_by_id[u] for u in [*unit_ids, *sorted(chrome_ids)]},
+            entities={e: StoredPoint(id=e, payload=entity_by_id[e].payload) for e in [*entity_ids, *chrome_entities]},
         ),
     )
 

@@ -181,7 +181,7 @@ class Indexer:
                 uid = unit_point_id(sentence)
                 if uid not in unit_ids:
                     unit_ids.append(uid)
-                if uid in graph.unit_pos:
+                if graph.holds_unit(uid):
                     continue
                 plan.unit_texts.setdefault(uid, sentence)
             payload: ChunkPayload = {
@@ -203,7 +203,7 @@ class Indexer:
             if self._settings.title_entities and normalize_entity(piece.title):
                 eid = entity_point_id(piece.title)
                 payload["title_entity_id"] = eid
-                if eid in graph.entity_pos:
+                if graph.holds_entity(eid):
                     plan.kept_entities.add(eid)
                 else:
                     plan.entities.setdefault(eid, (piece.title, "TITLE"))
@@ -331,7 +331,7 @@ class Indexer:
                 if eid in linked:
                     continue
                 linked.append(eid)
-                if eid in graph.entity_pos:
+                if graph.holds_entity(eid):
                     plan.kept_entities.add(eid)
                 else:
                     plan.entities.setdefault(eid, (surface.strip(), label))

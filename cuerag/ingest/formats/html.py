@@ -28,9 +28,16 @@ _DROP_TAGS = {"script", "style", "noscript", "template", "svg", "math", "nav", "
 _DROP_TAGS |= {"iframe", "object", "embed", "canvas", "head", "aside"}
 _PAGE_CHROME_TAGS = {"header", "footer"}  # chrome at page level; an article's own header stays
 _DROP_ROLES = {"navigation", "banner", "contentinfo", "search", "complementary", "menu", "menubar"}
-# Words in a class or id that name navigation chrome (split at '-', '_' and spaces).
-_CHROME_WORDS = {"nav", "navbar", "navigation", "menu", "menubar", "submenu", "searchmenu", "sidebar", "toc"}
+# Words in a class or id that name navigation chrome (split at '-', '_' and spaces); a word that
+# starts or ends with "nav" does too (Publican's `docnav`, DocBook's `navheader`, `sidenav`).
+_CHROME_WORDS = {"menu", "menubar", "submenu", "searchmenu", "toc", "banner"}
 _CHROME_WORDS |= {"breadcrumb", "breadcrumbs", "footer", "masthead", "skiplink", "tagline", "topbar", "pager"}
+_NAV_WORD = re.compile(r"^nav|nav$")
+# A "sidebar" is a site's side navigation in most themes but a boxed aside of prose in DocBook
+# (Publican's "BACK TO BASICS" and "NOTE" boxes): it is chrome only when links make up at least
+# this share of its text. Dropping them all lost 26% of the Debian handbook's words
+# (benchmarks/html_extraction.py, docs/formats.md).
+_SIDEBAR_LINK_SHARE = 0.5
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _BLOCK_TAGS = {"p", "div", "section", "article", "main", "blockquote", "ul", "ol", "li", "dl", "dt", "dd"}
 _BLOCK_TAGS |= {"table", "thead", "tbody", "tfoot", "tr", "figure", "figcaption", "hr", "address", "details"}
@@ -87,7 +94,16 @@ def _is_chrome(el: lxml.html.HtmlElement) -> bool:
     if el.get("role", "").lower() in _DROP_ROLES:
         return True
     words = set(_WORD_SPLIT.split(f"{el.get('class', '')} {el.get('id', '')}".lower()))
-    return bool(words & _CHROME_WORDS)
+    if words & _CHROME_WORDS or any(_NAV_WORD.search(w) for w in words):
+        return True
+    return "sidebar" in words and _link_share(el) >= _SIDEBAR_LINK_SHARE
+
+
+def _link_share(el: lxml.html.HtmlElement) -> float:
+    """The share of an element's text that is the text of its links."""
+    total = len("".join(el.text_content().split()))
+    linked = sum(len("".join(a.text_content().split())) for a in el.iter("a"))
+    return linked / total if total else 1.0
 
 
 def _main_of(root: lxml.html.HtmlElement) -> tuple[lxml.html.HtmlElement, bool]:
