@@ -9,14 +9,19 @@ there is and a query sharing no term with the corpus adds nothing; the fusion is
 combination with the cosine, whose weight (`lexical_weight`) was measured (docs/benchmarks.md).
 
 Built in memory rather than stored as sparse vectors: the index follows the snapshot it was
-built from, needs no re-indexing of existing corpora, and is the same on every store backend.
+built from, needs no re-indexing of existing corpora, and is the same on every store backend; a
+snapshot after an add or a delete gets a new one, so it is always the index of exactly its texts.
+
+Terms are stemmed (Snowball English, PyStemmer): a question asking about "backups" matches the
+pages that say "backup" (one of seven did, unstemmed). Measured on every benchmark family
+(docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -36,10 +41,22 @@ def load_bm25s() -> ModuleType:
     return bm25s
 
 
+def _stemmer() -> Callable[[list[str]], list[str]]:
+    """Snowball's English stemmer, a new one per call: a PyStemmer object keeps a cache and is not
+    safe to share between threads (the server answers queries on several)."""
+    import Stemmer
+
+    stem: Callable[[list[str]], list[str]] = Stemmer.Stemmer("english").stemWords
+    return stem
+
+
 def _tokens(texts: Sequence[str]) -> list[list[str]]:
+    """Lower case, English stop words out, then stemmed: the same for a query as for the index."""
     bm25s = load_bm25s()
 
-    tokens: list[list[str]] = bm25s.tokenize(list(texts), stopwords="en", return_ids=False, show_progress=False)
+    tokens: list[list[str]] = bm25s.tokenize(
+        list(texts), stopwords="en", stemmer=_stemmer(), return_ids=False, show_progress=False
+    )
     return tokens
 
 
@@ -51,7 +68,9 @@ class _BM25:
 
         self._size = len(texts)
         self._model = bm25s.BM25()
-        tokenized = bm25s.tokenize(list(texts), stopwords="en", show_progress=False) if texts else None
+        tokenized = (
+            bm25s.tokenize(list(texts), stopwords="en", stemmer=_stemmer(), show_progress=False) if texts else None
+        )
         # Texts without a single word (punctuation, emoji) leave nothing to index, and bm25s fails on
         # an empty vocabulary: such a corpus matches no query.
         self._indexed = tokenized is not None and bool(tokenized.vocab)
@@ -164,7 +183,7 @@ class LexicalIndex:
         self._chunks = _BM25([graph.chunk_full_text(c) for c in range(len(graph.chunk_ids))])
 
     def scores(self, query: str) -> LexicalScores:
-        """The query's terms (lower case, English stop words out) scored against every unit and chunk."""
+        """The query's terms (as `_tokens` reads them) scored against every unit and chunk."""
         terms = _tokens([query])[0]
         return LexicalScores(units=self._units.scaled(terms), chunks=self._chunks.scaled(terms))
 
