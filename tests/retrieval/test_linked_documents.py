@@ -19,10 +19,10 @@ from cuerag.retrieval.results import RetrievalResult
 
 VAULT = "vault"
 VAULT_NOTES = {
-    "backups.md": "# Backups\n\nThe nightly backups of the file share are written to [[kestrel|the storage box]] at one in the "
-    "morning.\n\nEach backup is kept for thirty days.\n",
-    "restore.md": "# Restore\n\nTo restore a file from the nightly backups, log in to [[kestrel|the storage box]] and copy it "
-    "from the snapshot folder.\n",
+    "backups.md": "# Backups\n\nThe nightly backups of the file share are written to "
+    "[[kestrel|the storage box]] at one in the morning.\n\nEach backup is kept for thirty days.\n",
+    "restore.md": "# Restore\n\nTo restore a file from the nightly backups, log in to "
+    "[[kestrel|the storage box]] and copy it from the snapshot folder.\n",
     # The answer: it never says "backup", and the question names no server; the links read "the
     # storage box", so no entity the walk could hop along names it either.
     "kestrel.md": "# kestrel\n\nkestrel sits in rack four of the basement room. It runs Debian 12 bookworm "
