@@ -17,8 +17,8 @@ from cuerag.retrieval.explain import GraphTitles, explain
 from cuerag.retrieval.qiter import q_iter
 from cuerag.retrieval.results import RetrievalResult
 
-VAULT = "vault"
-VAULT_NOTES = {
+CORPUS = "vault"
+NOTES = {
     "backups.md": "# Backups\n\nThe nightly backups of the file share are written to "
     "[[kestrel|the storage box]] at one in the morning.\n\nEach backup is kept for thirty days.\n",
     "restore.md": "# Restore\n\nTo restore a file from the nightly backups, log in to "
@@ -29,11 +29,7 @@ VAULT_NOTES = {
     "with ZFS on four disks.\n",
     "heron.md": "# heron\n\nheron is the mail server. It runs Debian 11 bullseye.\n",
     "printer.md": "# Printer\n\nThe office printer needs a new toner cartridge every month.\n",
-}
-VAULT_QUESTION = "Which Debian release runs on the server that stores our nightly backups?"
-
-INCIDENTS = "incidents"
-INCIDENT_NOTES = {
+    # An incident note of three sections, the second of which answers.
     "inc-0007.md": "# INC-0007\n\n## What happened\n\nOn 3 March the INC-0007 outage took the billing site down "
     "for forty minutes while customers saw errors at checkout.\n\n## Root cause\n\nA certificate on the "
     "load balancer expired because its renewal job had been disabled.\n\n## Follow-up\n\nThe renewal job "
@@ -41,17 +37,13 @@ INCIDENT_NOTES = {
     "inc-0003.md": "# INC-0003\n\n## What happened\n\nThe INC-0003 outage stopped the mail queue for an hour.\n",
     "billing.md": "# Billing site\n\nThe billing site takes card payments for every customer order.\n",
 }
+VAULT_QUESTION = "Which Debian release runs on the server that stores our nightly backups?"
 INCIDENT_QUESTION = "What was the root cause of the INC-0007 outage?"
 
 
 @pytest.fixture(scope="module")
 def vault(models: Models, tmp_path_factory: pytest.TempPathFactory) -> Iterator[CueRag]:
-    yield from notes_engine(models, tmp_path_factory, VAULT, VAULT_NOTES)
-
-
-@pytest.fixture(scope="module")
-def incidents(models: Models, tmp_path_factory: pytest.TempPathFactory) -> Iterator[CueRag]:
-    yield from notes_engine(models, tmp_path_factory, INCIDENTS, INCIDENT_NOTES)
+    yield from notes_engine(models, tmp_path_factory, CORPUS, NOTES)
 
 
 # Nothing but the walk and the final rerank's links can bring a chunk in: no lexical candidates,
@@ -75,15 +67,15 @@ def walked(engine: CueRag, corpus: str, question: str, **params: object) -> Retr
 
 
 def test_the_vault_links_its_notes(vault: CueRag) -> None:
-    g = vault.graph(VAULT)
+    g = vault.graph(CORPUS)
     linked = {g.chunk_docs[c]: set(links.values()) for c, links in enumerate(g.chunk_links) if links}
     assert linked == {"backups.md": {"kestrel.md"}, "restore.md": {"kestrel.md"}}
 
 
 def test_the_note_a_best_passage_links_to_joins_the_ranking(vault: CueRag) -> None:
-    unlinked = walked(vault, VAULT, VAULT_QUESTION, top_n=3)
+    unlinked = walked(vault, CORPUS, VAULT_QUESTION, top_n=3)
     assert "kestrel.md" not in {h.doc_id for h in unlinked.chunks}
-    linked = walked(vault, VAULT, VAULT_QUESTION, top_n=3, linked_documents=True)
+    linked = walked(vault, CORPUS, VAULT_QUESTION, top_n=3, linked_documents=True)
     by_doc = {h.doc_id: h for h in linked.chunks}
     server = by_doc["kestrel.md"]
     assert server.linked_kind == "hyperlink" and server.unit_ids == []
@@ -91,26 +83,26 @@ def test_the_note_a_best_passage_links_to_joins_the_ranking(vault: CueRag) -> No
     assert heads.get(server.linked_from or "") in ("backups.md", "restore.md")
     steps = [s for s in linked.trace.title_steps if s.kind == "hyperlink"]  # type: ignore[union-attr]
     assert [s.chunk_id for s in steps] == [server.chunk_id] and steps[0].specificity == 1.0
-    why = {h.doc_id: h.why for h in explain(linked, GraphTitles(vault.graph(VAULT))).chunks}
+    why = {h.doc_id: h.why for h in explain(linked, GraphTitles(vault.graph(CORPUS))).chunks}
     assert why["kestrel.md"].kind == "hyperlink"
     assert why["kestrel.md"].text.startswith("hyperlink: ") and "links to “kestrel”" in why["kestrel.md"].text
 
 
 def test_links_are_followed_from_the_title_link_heads_only(vault: CueRag) -> None:
     assert "kestrel.md" not in {
-        h.doc_id for h in walked(vault, VAULT, VAULT_QUESTION, top_n=3, linked_documents=True, title_links=0).chunks
+        h.doc_id for h in walked(vault, CORPUS, VAULT_QUESTION, top_n=3, linked_documents=True, title_links=0).chunks
     }
 
 
-def test_the_answering_section_of_a_short_note_joins_its_best_section(incidents: CueRag) -> None:
+def test_the_answering_section_of_a_short_note_joins_its_best_section(vault: CueRag) -> None:
     def sections(result: RetrievalResult) -> list[str]:
         return [h.citation.section[-1] if h.citation and h.citation.section else h.title for h in result.chunks]
 
-    alone = walked(incidents, INCIDENTS, INCIDENT_QUESTION, top_n=3)
+    alone = walked(vault, CORPUS, INCIDENT_QUESTION, top_n=3)
     assert "Root cause" not in sections(alone)
-    joined = walked(incidents, INCIDENTS, INCIDENT_QUESTION, top_n=3, note_chunks=4)
+    joined = walked(vault, CORPUS, INCIDENT_QUESTION, top_n=3, note_chunks=4)
     assert "Root cause" in sections(joined)
     root = joined.chunks[sections(joined).index("Root cause")]
     assert root.linked_kind == "note_section" and root.doc_id == "inc-0007.md"
     # A note of more chunks than the cap is not a short note: its sections stay out.
-    assert "Root cause" not in sections(walked(incidents, INCIDENTS, INCIDENT_QUESTION, top_n=3, note_chunks=2))
+    assert "Root cause" not in sections(walked(vault, CORPUS, INCIDENT_QUESTION, top_n=3, note_chunks=2))
