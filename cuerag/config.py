@@ -359,6 +359,30 @@ LinkHops = Annotated[
     ),
 ]
 
+LinkedDocuments = Annotated[
+    bool,
+    Field(
+        # cuerag.retrieval.title_links: a hyperlink or wikilink in one of a best passage's sentences
+        # nearest the query is followed as a title that sentence names is, with weight 1 (an
+        # author's link, like a hop's). Off: no question changed on the SQLite or Git docs (docs/benchmarks.md).
+        description="Follow the hyperlinks and wikilinks of the best candidates' sentences in the final "
+        "rerank, as their title mentions are (title_links heads)."
+    ),
+]
+
+NoteChunks = Annotated[
+    int,
+    Field(
+        ge=0,
+        le=20,
+        # cuerag.retrieval.title_links.note_sections: a note's sections are one answer split up; the
+        # walk reaches the section nearest the question and can miss the one that answers it. Off:
+        # +1 question on the Git docs, none on SQLite, the rest unmeasured (docs/benchmarks.md).
+        description="A top candidate's document of at most this many chunks brings its other chunks "
+        "into the final rerank, each on its own score (0: off).",
+    ),
+]
+
 
 class QIterParams(BaseModel):
     """Q-Iter parameters. Defaults are the paper's (K=3, D=3, M=5, N=5)."""
@@ -386,6 +410,8 @@ class QIterParams(BaseModel):
     lexical_floor: LexicalFloor = 0.1
     lexical_homogeneity: LexicalHomogeneity = True
     link_hops: LinkHops = True
+    linked_documents: LinkedDocuments = False
+    note_chunks: NoteChunks = 0
 
 
 def param_help(name: str) -> str:

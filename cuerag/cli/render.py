@@ -143,6 +143,10 @@ def _link_line(step: TitleStep, titles: dict[str, str]) -> str:
         return f"named in the question: {step.title} {weight}"
     if step.kind == "entity_link":
         return f"entity link: {source} → {step.title} via “{step.entity}” {weight}"
+    if step.kind == "hyperlink":
+        return f"hyperlink: {source} → {step.title}"
+    if step.kind == "note_section":
+        return f"note section: {source} → {step.title}"
     return f"title link: {source} → {step.title} {weight}"
 
 

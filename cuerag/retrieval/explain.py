@@ -23,6 +23,8 @@ ReasonKind = Literal[
     "path",
     "named_in_query",
     "title_link",
+    "hyperlink",
+    "note_section",
     "entity_link",
     "lexical_match",
     "dense_fill",
@@ -202,6 +204,12 @@ def _reason(
         if hit.linked_via is not None:
             kind: ReasonKind = "entity_link"
             text = f"entity link: {_entity_link_reason(hit.linked_via, source, hit.title)}"
+        elif hit.linked_kind == "hyperlink":
+            kind = "hyperlink"
+            text = f"hyperlink: {_quoted(source)}, one of the best passages, links to {_quoted(hit.title)}"
+        elif hit.linked_kind == "note_section":
+            kind = "note_section"
+            text = f"note section: another part of {_quoted(source)}, one of the best passages"
         else:
             kind = "title_link"
             text = f"title link: {_quoted(source)}, one of the best passages, names its title {_quoted(hit.title)}"

@@ -9,14 +9,21 @@ there is and a query sharing no term with the corpus adds nothing; the fusion is
 combination with the cosine, whose weight (`lexical_weight`) was measured (docs/benchmarks.md).
 
 Built in memory rather than stored as sparse vectors: the index follows the snapshot it was
-built from, needs no re-indexing of existing corpora, and is the same on every store backend.
+built from, needs no re-indexing of existing corpora, and is the same on every store backend; a
+snapshot after an add or a delete gets a new one, so it is always the index of exactly its texts.
+
+Terms are not stemmed by default. Stemming (`stem`, Snowball English through PyStemmer) lets a
+question asking about "backups" match the pages that say "backup" (one of seven did, unstemmed),
+but measured on the SQLite docs it cost BM25 six questions at R@5 and Q-Iter four, against one
+gained each (docs/benchmarks.md): a manual's identifiers and terms of art lose their edges when
+folded together. It stays off until a tokenisation holds on every family.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -36,22 +43,38 @@ def load_bm25s() -> ModuleType:
     return bm25s
 
 
-def _tokens(texts: Sequence[str]) -> list[list[str]]:
+def _stemmer() -> Callable[[list[str]], list[str]]:
+    """Snowball's English stemmer, a new one per call: a PyStemmer object keeps a cache and is not
+    safe to share between threads (the server answers queries on several)."""
+    import Stemmer
+
+    stem: Callable[[list[str]], list[str]] = Stemmer.Stemmer("english").stemWords
+    return stem
+
+
+def _tokens(texts: Sequence[str], *, stem: bool) -> list[list[str]]:
+    """Lower case, English stop words out, stemmed with `stem`: the same for a query as for the index."""
     bm25s = load_bm25s()
 
-    tokens: list[list[str]] = bm25s.tokenize(list(texts), stopwords="en", return_ids=False, show_progress=False)
+    tokens: list[list[str]] = bm25s.tokenize(
+        list(texts), stopwords="en", stemmer=_stemmer() if stem else None, return_ids=False, show_progress=False
+    )
     return tokens
 
 
 class _BM25:
     """BM25 over one list of texts, scoring every text against a query."""
 
-    def __init__(self, texts: Sequence[str]) -> None:
+    def __init__(self, texts: Sequence[str], *, stem: bool) -> None:
         bm25s = load_bm25s()
 
         self._size = len(texts)
         self._model = bm25s.BM25()
-        tokenized = bm25s.tokenize(list(texts), stopwords="en", show_progress=False) if texts else None
+        tokenized = (
+            bm25s.tokenize(list(texts), stopwords="en", stemmer=_stemmer() if stem else None, show_progress=False)
+            if texts
+            else None
+        )
         # Texts without a single word (punctuation, emoji) leave nothing to index, and bm25s fails on
         # an empty vocabulary: such a corpus matches no query.
         self._indexed = tokenized is not None and bool(tokenized.vocab)
@@ -156,21 +179,23 @@ def top(scores: np.ndarray, k: int) -> list[tuple[int, float]]:
 
 class LexicalIndex:
     """BM25 over a snapshot's units (their text) and chunks (title and text): Q-Iter's lexical
-    channel, and the chunk ranking of the BM25 baseline."""
+    channel, and the chunk ranking of the BM25 baseline. `stem`: terms stemmed (off by default,
+    see the module's docstring)."""
 
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: Graph, *, stem: bool = False) -> None:
         self.graph = graph
-        self._units = _BM25(graph.unit_texts)
-        self._chunks = _BM25([graph.chunk_full_text(c) for c in range(len(graph.chunk_ids))])
+        self.stem = stem
+        self._units = _BM25(graph.unit_texts, stem=stem)
+        self._chunks = _BM25([graph.chunk_full_text(c) for c in range(len(graph.chunk_ids))], stem=stem)
 
     def scores(self, query: str) -> LexicalScores:
-        """The query's terms (lower case, English stop words out) scored against every unit and chunk."""
-        terms = _tokens([query])[0]
+        """The query's terms (as `_tokens` reads them) scored against every unit and chunk."""
+        terms = _tokens([query], stem=self.stem)[0]
         return LexicalScores(units=self._units.scaled(terms), chunks=self._chunks.scaled(terms))
 
     def ranked_chunks(self, query: str, n: int) -> list[tuple[int, float]]:
         """The n chunks with the best BM25 scores above zero, with their scores (the baseline's)."""
-        return self._chunks.ranked(_tokens([query])[0], n)
+        return self._chunks.ranked(_tokens([query], stem=self.stem)[0], n)
 
 
 class LexicalFusion:

@@ -122,6 +122,14 @@ class LinkEdges:
             return []
         return [u for u in candidates if anchor in _folded(self._graph.unit_texts[u])]
 
+    def hyperlinks(self, unit: int) -> tuple[str, ...]:
+        """The documents the unit's sentence hyperlinks or wikilinks to, in the order written."""
+        return self._hyperlinks.get(unit, ())
+
+    def document_chunks(self, doc: str) -> tuple[int, ...]:
+        """The document's chunks, in reading order (none for a document not in the snapshot)."""
+        return self._doc_chunks.get(doc, ())
+
     def from_unit(self, unit: int, *, weigh_titles: bool = True) -> list[LinkTarget]:
         """The documents a unit links to or names by title (its own document's title aside)."""
         g = self._graph

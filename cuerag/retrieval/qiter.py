@@ -26,6 +26,7 @@ from cuerag.retrieval.results import (
     Anchor,
     ChunkHit,
     DepthTrace,
+    LinkedKind,
     PathTrace,
     QIterTrace,
     RetrievalResult,
@@ -306,26 +307,34 @@ class _QIterRun:
             qvec=qvec,
             params=params,
             specificity=self.r.derived.title_specificity,
+            edges=self.r.derived.link_edges,
             allowed=self.r.chunk_allowed,
         )
         named = links.add_query_titles(scores) if params.query_titles else set()
         followed = links.follow(scores) if params.title_links else {}
         self.clock.lap("links")
-        # Each linked chunk: the chunk it was followed from, and the entity for an entity link (None
-        # for a title link). An entity link that raises a title-linked chunk further sets its score,
-        # so each chunk counts once, under the link that set it last.
-        linked: dict[int, tuple[int, str | None]] = {c: (head, None) for c, (_, head) in followed.items()}
+        # Each linked chunk: the chunk it was followed from, the entity for an entity link (None
+        # otherwise) and how it was linked. An entity link that raises a title-linked chunk further
+        # sets its score, so each chunk counts once, under the link that set it last.
+        linked: dict[int, tuple[int, str | None, LinkedKind]] = {
+            c: (head, None, kind) for c, (_, head, kind) in followed.items()
+        }
         entity_linked = self._entity_links(qvec, scores, links.steps)
-        linked |= entity_linked
+        linked |= {c: (head, entity, "entity") for c, (head, entity) in entity_linked.items()}
         if params.entity_links:
             self.clock.lap("entity_links")
         if entity_linked and params.title_links:
             # A chain goes on across link kinds: a chunk an entity link lifted into the top has its
             # title links followed too (question -> head -> entity link -> the page it names). Only
             # top chunks not followed yet are, within the rounds the first call left.
-            for c, (_, head) in links.follow(scores).items():
-                linked[c] = (head, None)
+            for c, (_, head, kind) in links.follow(scores).items():
+                linked[c] = (head, None, kind)
                 entity_linked.pop(c, None)
+            self.clock.lap("links")
+        # Last, once the best are settled: a short note's other sections, on their own scores.
+        sections = links.note_sections(scores)
+        linked |= {c: (head, None, kind) for c, (_, head, kind) in sections.items()}
+        if params.note_chunks:
             self.clock.lap("links")
         order = best_chunks(scores, params.top_n)
         hits = [
@@ -337,6 +346,7 @@ class _QIterRun:
                 chunk_units.get(c, []),
                 linked_from=linked[c][0] if c in linked else None,
                 linked_via=linked[c][1] if c in linked else None,
+                linked_kind=linked[c][2] if c in linked else None,
                 named_in_query=c in named,
                 lexical_match=c in lexical_only and c not in named and c not in linked,
             )

@@ -88,13 +88,15 @@ class DepthTrace(BaseModel):
 
 class TitleStep(BaseModel):
     """Link evidence that set a candidate's score: the question names its title
-    (`named_in_query`), a passage among the best names it (`title_link`, from that chunk), or a
-    passage among the best shares an entity with it (`entity_link`, from that chunk, through
-    `entity`); weighed by how specific the title or entity is in the corpus."""
+    (`named_in_query`), a passage among the best names it (`title_link`, from that chunk) or links
+    to its document (`hyperlink`), it is another section of a short note one of the best is part
+    of (`note_section`), or a passage among the best shares an entity with it (`entity_link`, from
+    that chunk, through `entity`); weighed by how specific the title or entity is in the corpus (1
+    for a hyperlink or a note's section)."""
 
     chunk_id: str
     title: str
-    kind: Literal["named_in_query", "title_link", "entity_link"]
+    kind: Literal["named_in_query", "title_link", "hyperlink", "note_section", "entity_link"]
     from_chunk_id: str | None = None
     entity: str | None = None
     specificity: float
@@ -119,6 +121,9 @@ class QIterTrace(BaseModel):
     stage_ms: dict[str, float] = {}  # where the time went: ner, entity_linking, anchor_units, beam, rerank, ...
 
 
+# How a linked chunk joined the final rerank from one of the best passages (`ChunkHit.linked_kind`).
+LinkedKind = Literal["title", "hyperlink", "note_section", "entity"]
+
 HitSource = Literal["graph", "dense", "bm25", "hybrid", "ketrag", "global", "archrag", "leanrag"]
 
 
@@ -132,6 +137,7 @@ class ChunkHit(BaseModel):
     unit_ids: list[str] = []  # collected units this chunk holds (why it came back)
     linked_from: str | None = None  # the chunk whose title or entity link set the score
     linked_via: str | None = None  # the entity an entity link came through (None for a title link)
+    linked_kind: LinkedKind | None = None  # how linked_from brought it in (None: not linked)
     named_in_query: bool = False  # the query names this chunk's title
     lexical_match: bool = False  # one of the best BM25 chunks, joined though no kept path reached it
     citation: Citation | None = None  # source, pages, section, span and hyperlinks of the chunk
@@ -161,6 +167,7 @@ def chunk_hit(
     named_in_query: bool = False,
     linked_via: str | None = None,
     lexical_match: bool = False,
+    linked_kind: LinkedKind | None = None,
 ) -> ChunkHit:
     """A retrieved chunk, with what brought it: collected units, a title link, the query's words."""
     return ChunkHit(
@@ -173,6 +180,7 @@ def chunk_hit(
         unit_ids=[graph.unit_ids[u] for u in units],
         linked_from=None if linked_from is None else graph.chunk_ids[linked_from],
         linked_via=linked_via,
+        linked_kind=linked_kind,
         named_in_query=named_in_query,
         lexical_match=lexical_match,
         citation=citation_of(graph, c),

@@ -402,6 +402,7 @@ def test_a_head_is_followed_once_per_query_over_every_call(chain: CueRag) -> Non
         qvec=retriever.embed_query(CHAIN_QUESTION),
         params=make_params(title_links=1, link_units=1),
         specificity=retriever.derived.title_specificity,
+        edges=retriever.derived.link_edges,
     )
     scores = {born: 0.9}
     assert [g.chunk_docs[c] for c in links.follow(scores)] == ["Tallinn.md"]

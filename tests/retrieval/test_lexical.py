@@ -18,6 +18,7 @@ from cuerag.retrieval.lexical import (
     DIVERSE_CORPUS,
     ONE_SUBJECT_CORPUS,
     LexicalFusion,
+    LexicalIndex,
     LexicalScores,
     corpus_homogeneity,
     homogeneity_floor,
@@ -236,3 +237,55 @@ def test_every_lexical_method_answers_on_a_corpus_without_a_word(make_engine: En
     hybrid = engine.query("odd", question, method="hybrid")  # dense alone
     assert sorted(h.doc_id for h in hybrid.chunks) == ["emoji", "punct"]
     assert len(engine.query("odd", question, method="qiter").chunks) == 2
+
+
+BACKUPS = [
+    ("Nightly job", "The backup runs every night at two and copies the home folders."),
+    ("Restore", "To restore a backup, mount the archive and copy the files back."),
+    ("Rotation", "Old backups are rotated: seven daily and four weekly ones are kept."),
+    ("Printer", "The office printer needs a new toner cartridge every month."),
+]  # fmt: skip
+ADDED = [
+    ("Offsite", "An offsite backup is pushed to the second site after the nightly job."),
+    ("Mail", "The mail server forwards messages for the whole office."),
+]  # fmt: skip
+
+
+def _lexical_by_title(engine: CueRag, query: str, *, stem: bool = True) -> dict[str, float]:
+    graph = engine.retriever(CORPUS).graph
+    scores = LexicalIndex(graph, stem=stem).scores(query).chunks
+    return {graph.chunk_titles[c]: round(float(s), 5) for c, s in enumerate(scores)}
+
+
+def test_stemmed_a_word_and_its_inflections_are_one_term(make_engine: EngineFactory) -> None:
+    """The issue's case: "backups" found one of the backup notes, "backup" all of them."""
+    engine = make_engine()
+    engine.index_documents(CORPUS, [make_document(t, x) for t, x in BACKUPS])
+    found = {t for t, s in _lexical_by_title(engine, "backups").items() if s > 0}
+    assert found == {t for t, s in _lexical_by_title(engine, "backup").items() if s > 0}
+    assert found == {"Nightly job", "Restore", "Rotation"}
+    ranked = LexicalIndex(engine.retriever(CORPUS).graph, stem=True).ranked_chunks("Which notes are about backups?", 4)
+    assert len(ranked) == 3
+    # Unstemmed (the default, measured better on the SQLite docs), the plural finds only itself.
+    assert {t for t, s in _lexical_by_title(engine, "backups", stem=False).items() if s > 0} == {"Rotation"}
+    default = engine.query(CORPUS, "backups", method="bm25", params=make_params(top_n=4))
+    assert [h.title for h in default.chunks] == ["Rotation"]
+
+
+def test_the_stemmed_index_after_adds_and_deletes_is_a_fresh_index_of_the_same_texts(
+    make_engine: EngineFactory,
+) -> None:
+    changed = make_engine()
+    changed.index_documents(CORPUS, [make_document(t, x) for t, x in BACKUPS])
+    before = _lexical_by_title(changed, "backups")
+    changed.index_documents(CORPUS, [make_document(t, x) for t, x in ADDED])
+    assert _lexical_by_title(changed, "backups")["Offsite"] > 0  # the new snapshot has the new terms
+    gone = [make_document(t, x).id for t, x in BACKUPS if t in ("Restore", "Printer")]
+    changed.delete_documents(CORPUS, gone)
+    fresh = make_engine()
+    kept = [(t, x) for t, x in [*BACKUPS, *ADDED] if t not in ("Restore", "Printer")]
+    fresh.index_documents(CORPUS, [make_document(t, x) for t, x in kept])
+    for query in ("backups", "backing up", "restored backup"):
+        for stem in (True, False):
+            assert _lexical_by_title(changed, query, stem=stem) == _lexical_by_title(fresh, query, stem=stem)
+    assert "Restore" in before and "Restore" not in _lexical_by_title(changed, "backups")
