@@ -85,6 +85,10 @@ class CueRag:
         self._parts.llm = llm
 
     @property
+    def has_llm(self) -> bool:
+        return self._parts.llm is not None
+
+    @property
     def store(self) -> VectorStore:
         return self.snapshots.store
 
