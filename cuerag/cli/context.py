@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from cuerag.cli.console import _fail, _os_message, err
 from cuerag.config import Settings
+from cuerag.engine import facade
 from cuerag.engine.facade import CueRag
 from cuerag.engine.sharing import RemoteEngine, open_engine
 from cuerag.engine.surface import Engine
@@ -31,7 +32,7 @@ def _engine(ctx: typer.Context, *, standby: bool = False) -> Engine:
     (cuerag.engine.sharing). `standby`: a long command (watch) takes over at once if that
     process ends."""
     if "engine" not in ctx.obj:
-        ctx.obj["engine"] = _opened(ctx, lambda settings: open_engine(settings, standby=standby))
+        ctx.obj["engine"] = _opened(ctx, lambda settings: open_engine(settings, standby=standby, make=CueRag))
         engine = ctx.obj["engine"]
         if isinstance(engine, RemoteEngine):
             err.print(
@@ -42,13 +43,13 @@ def _engine(ctx: typer.Context, *, standby: bool = False) -> Engine:
     return shared
 
 
-def _own_engine(ctx: typer.Context) -> CueRag:
+def _own_engine(ctx: typer.Context) -> facade.CueRag:
     """The engine of this process alone, for commands that need its models and internals (eval):
     refused, as before sharing, while another process holds the data directory."""
     if "engine" not in ctx.obj:
         ctx.obj["engine"] = _opened(ctx, CueRag)
     engine = ctx.obj["engine"]
-    if not isinstance(engine, CueRag):
+    if not isinstance(engine, facade.CueRag):
         raise _fail(CueRagError("this command needs the index in this process: stop the process serving it"))
     return engine
 
@@ -69,7 +70,7 @@ def _with_models(engine: Engine) -> Engine:
     """Load the models now, under a status line, once everything that can fail first has been
     checked (so an error exit never waits for them). An engine served by another process has
     them there."""
-    if isinstance(engine, CueRag) and not engine.models_loaded:
+    if isinstance(engine, facade.CueRag) and not engine.models_loaded:
         with err.status("loading models…"):
             _ = engine.models
     return engine
@@ -78,7 +79,7 @@ def _with_models(engine: Engine) -> Engine:
 def _say_models_load_here(engine: Engine) -> None:
     """Before a command that needs the models: say, once, that they load in this process (tens of
     seconds), and how to avoid it. Said off a terminal too, where the status line draws nothing."""
-    if isinstance(engine, CueRag) and not engine.models_loaded:
+    if isinstance(engine, facade.CueRag) and not engine.models_loaded:
         why = (
             "no cuerag process serves this data directory"
             if engine.settings.share

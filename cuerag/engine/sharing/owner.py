@@ -1,7 +1,7 @@
 """The process that holds the index serves its engine to the other processes of this user.
 
-`OwningEngine` is the engine of the process that holds the store's lock: a `CueRag` that also
-listens on the data directory's socket (`place.py`) and runs each caller's call on its own
+`owning_engine` opens the engine of the process that holds the store's lock: a `CueRag` that
+also listens on the data directory's socket (`place.py`) and runs each caller's call on its own
 thread, with the caller's progress, cancellation and file checks carried over the connection.
 Writes from every process meet the one engine's writer locks, so they are serialised as the
 threads of one server are. Closing stops listening first, then the engine (and with it the lock):
@@ -16,6 +16,7 @@ import os
 import socket
 import struct
 import threading
+from collections.abc import Callable
 from multiprocessing.connection import Connection, Listener
 from pathlib import Path
 
@@ -202,17 +203,17 @@ class Owner:
             thread.join(_JOIN_S)
 
 
-class OwningEngine(CueRag):
-    """The engine of the process holding the index, serving it to the others while open."""
+MakeEngine = Callable[[Settings], CueRag]
 
-    def __init__(self, settings: Settings) -> None:
-        super().__init__(settings)
-        try:
-            self._owner = Owner(self, place_of(settings.data_dir))
-        except BaseException:
-            super().close()
-            raise
 
-    def close(self) -> None:
-        self._owner.close()
-        super().close()
+def owning_engine(settings: Settings, make: MakeEngine = CueRag) -> CueRag:
+    """The engine of the process holding the index (`make` opens it: IndexBusy when another
+    holds it), serving it to the others until it closes."""
+    engine = make(settings)
+    try:
+        owner = Owner(engine, place_of(settings.data_dir))
+    except BaseException:
+        engine.close()
+        raise
+    engine.on_close(owner.close)
+    return engine

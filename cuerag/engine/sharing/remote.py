@@ -5,7 +5,7 @@ socket costs a fraction of a millisecond to open), relaying the owner's progress
 caller's callback, the caller's cancellation (`should_stop`) to the owner, and the owner's
 questions about files to the caller's `check`. When the owner ends (stopped, or killed: the
 kernel closes its socket), the next call finds it gone and this process takes its place: it
-takes the lock, opens the store and serves the others (`OwningEngine`), and goes on through its
+takes the lock, opens the store and serves the others (`owning_engine`), and goes on through its
 own socket, so one path serves every call. A call cut short is repeated where that is safe
 (reads, index runs); a delete or drop cut short is reported as such. A long-lived process
 (`standby`) keeps a connection open that ends when the owner does, so it takes over at once
@@ -26,7 +26,8 @@ from typing import Any, TypeVar
 from cuerag.config import QIterParams, Settings
 from cuerag.engine.reports import CorpusInfo, DeleteReport
 from cuerag.engine.sharing import ops
-from cuerag.engine.sharing.owner import OwningEngine
+from cuerag.engine.facade import CueRag
+from cuerag.engine.sharing.owner import MakeEngine, owning_engine
 from cuerag.engine.sharing.place import Place, place_of, read_key
 from cuerag.engine.sharing.wire import error_message, raised, receive, send, settings_digests
 from cuerag.errors import CueRagError, IndexBusy, SharingError
@@ -60,7 +61,7 @@ class _Callbacks:
         self.check = check
 
 
-def own_or_attach(settings: Settings, *, standby: bool) -> OwningEngine | RemoteEngine:
+def own_or_attach(settings: Settings, *, standby: bool, make: MakeEngine = CueRag) -> CueRag | RemoteEngine:
     """This process's engine over the shared index: its own, serving the others, when it gets the
     lock; else the owner's, through its socket. Waits up to `share_wait_s` for an owner that holds
     the lock but does not answer yet (starting, or ended while another takes over)."""
@@ -68,10 +69,10 @@ def own_or_attach(settings: Settings, *, standby: bool) -> OwningEngine | Remote
     deadline = time.monotonic() + settings.share_wait_s
     while True:
         try:
-            return OwningEngine(settings)
+            return owning_engine(settings, make)
         except IndexBusy as busy:
             try:
-                return RemoteEngine(settings, place, standby=standby)
+                return RemoteEngine(settings, place, standby=standby, make=make)
             except OwnerGone:
                 if time.monotonic() > deadline:
                     raise SharingError(
@@ -84,14 +85,15 @@ def own_or_attach(settings: Settings, *, standby: bool) -> OwningEngine | Remote
 class RemoteEngine:
     """The engine calls of `cuerag.engine.surface.Engine`, made by the owner of the index."""
 
-    def __init__(self, settings: Settings, place: Place, *, standby: bool) -> None:
+    def __init__(self, settings: Settings, place: Place, *, standby: bool, make: MakeEngine = CueRag) -> None:
         self._settings = settings
+        self._make = make
         self._place = place
         self._key = read_key(place)
         self._digests = settings_digests(settings)
         self._lock = threading.Lock()
         self._closed = threading.Event()
-        self._held: OwningEngine | None = None  # this process's own engine, once it took over
+        self._held: CueRag | None = None  # this process's own engine, once it took over
         self._standby_conn: Connection | None = None
         self._hello: ops.Hello = self._once("hello", ops.NoArgs(), _Callbacks())  # OwnerGone: none answers
         if standby:
@@ -318,7 +320,7 @@ class RemoteEngine:
                 if self._hello_again(gone):
                     return
                 try:
-                    self._held = OwningEngine(self._settings)
+                    self._held = owning_engine(self._settings, self._make)
                 except IndexBusy:
                     if time.monotonic() > deadline:
                         raise SharingError(
