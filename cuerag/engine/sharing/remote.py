@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from cuerag.config import QIterParams, Settings
+from cuerag.engine.facade import CueRag
 from cuerag.engine.reports import CorpusInfo, DeleteReport
 from cuerag.engine.sharing import ops
-from cuerag.engine.facade import CueRag
 from cuerag.engine.sharing.owner import MakeEngine, owning_engine
 from cuerag.engine.sharing.place import Place, place_of, read_key
 from cuerag.engine.sharing.wire import error_message, raised, receive, send, settings_digests
