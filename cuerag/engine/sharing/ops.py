@@ -91,10 +91,10 @@ class ListArgs(CorpusArgs):
 
 class QueryArgs(CorpusArgs):
     question: str
-    params: QIterParams | None
-    method: Method
-    llm_entities: bool
-    filter: DocFilter | None
+    params: QIterParams | None = None
+    method: Method = "qiter"
+    llm_entities: bool = False
+    filter: DocFilter | None = None
 
 
 class ScopedArgs(CorpusArgs):

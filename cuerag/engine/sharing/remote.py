@@ -23,7 +23,7 @@ from multiprocessing.connection import Client, Connection
 from pathlib import Path
 from typing import Any, TypeVar
 
-from cuerag.config import QIterParams, Settings
+from cuerag.config import Settings
 from cuerag.engine.facade import CueRag
 from cuerag.engine.reports import CorpusInfo, DeleteReport
 from cuerag.engine.sharing import ops
@@ -39,7 +39,7 @@ from cuerag.ingest.folders import FileCheck, WalkRules
 from cuerag.retrieval.answering import AnswerResult
 from cuerag.retrieval.explain import ExplainedResult
 from cuerag.retrieval.filters import DocFilter
-from cuerag.retrieval.results import Anchor, ChunkNode, EntityExpansion, Method, UnitHit, UnitNode
+from cuerag.retrieval.results import Anchor, ChunkNode, EntityExpansion, UnitHit, UnitNode
 
 log = logging.getLogger(__name__)
 
@@ -202,36 +202,14 @@ class RemoteEngine:
         note: str | None = self.call("retriever.note", ops.ScopedArgs(corpus=corpus, filter=filter))
         return RemoteRetriever(self, corpus, filter, note)
 
-    def query(
-        self,
-        corpus: str,
-        question: str,
-        *,
-        params: QIterParams | None = None,
-        method: Method = "qiter",
-        llm_entities: bool = False,
-        filter: DocFilter | None = None,
-    ) -> ExplainedResult:
-        args = ops.QueryArgs(
-            corpus=corpus, question=question, params=params, method=method, llm_entities=llm_entities, filter=filter
-        )
-        result: ExplainedResult = self.call("query", args)
+    def query(self, corpus: str, question: str, **options: Any) -> ExplainedResult:
+        """As `CueRag.query` (params, method, llm_entities, filter), answered by the owner."""
+        result: ExplainedResult = self.call("query", ops.QueryArgs(corpus=corpus, question=question, **options))
         return result
 
-    def answer(
-        self,
-        corpus: str,
-        question: str,
-        *,
-        params: QIterParams | None = None,
-        method: Method = "qiter",
-        llm_entities: bool = False,
-        filter: DocFilter | None = None,
-    ) -> AnswerResult:
-        args = ops.QueryArgs(
-            corpus=corpus, question=question, params=params, method=method, llm_entities=llm_entities, filter=filter
-        )
-        result: AnswerResult = self.call("answer", args)
+    def answer(self, corpus: str, question: str, **options: Any) -> AnswerResult:
+        """As `CueRag.answer`, answered by the owner."""
+        result: AnswerResult = self.call("answer", ops.QueryArgs(corpus=corpus, question=question, **options))
         return result
 
     def close(self) -> None:
