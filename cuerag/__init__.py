@@ -4,6 +4,8 @@ from cuerag.config import QIterParams, Settings
 from cuerag.engine.facade import CueRag
 from cuerag.engine.params import make_params
 from cuerag.engine.reports import CorpusInfo
+from cuerag.engine.sharing import open_engine
+from cuerag.engine.surface import Engine
 from cuerag.errors import (
     CorpusNotFoundError,
     CueRagError,
@@ -30,6 +32,7 @@ __all__ = [
     "CueRag",
     "CueRagError",
     "Document",
+    "Engine",
     "FileOutcome",
     "IndexReport",
     "InputError",
@@ -46,4 +49,5 @@ __all__ = [
     "load_paths",
     "make_document",
     "make_params",
+    "open_engine",
 ]

@@ -67,6 +67,18 @@ class Settings(BaseSettings):
         description="Free space (MB) an index run leaves on the data directory's filesystem; a run that "
         "would leave less is refused before it writes (a full disk kills the embedded store with SIGBUS).",
     )
+    share: bool = Field(
+        default=True,
+        description="Share the embedded index between processes: the first to open a data directory serves "
+        "it over a local socket and later ones (a second MCP server, the CLI) use it through that process; "
+        "off, a second process is refused as before (docs/sharing.md). Not used read-only or with qdrant_url.",
+    )
+    share_wait_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=600,
+        description="Seconds a process waits for the one holding the index to answer before giving up.",
+    )
     qdrant_url: str | None = Field(default=None, description="A Qdrant server; overrides the embedded store.")
     qdrant_api_key: SecretStr | None = Field(default=None, description="API key for the Qdrant server.")
 

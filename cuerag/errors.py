@@ -124,6 +124,20 @@ class NoIndexYet(ReadOnlyError):
         super().__init__(f"{self.where}; evaluate it once with writing allowed (read_only off) to build it")
 
 
+class IndexBusy(StoreError):
+    """The embedded index is held by another process (`holder`, as its lock file names it): with
+    sharing on, a process that meets it attaches to the holder instead (cuerag.engine.sharing)."""
+
+    def __init__(self, message: str, holder: str) -> None:
+        super().__init__(message)
+        self.holder = holder
+
+
+class SharingError(CueRagError):
+    """A call through the process that serves the index could not be made or completed: it ended
+    during a call that is not safe to repeat, or runs with other settings (cuerag.engine.sharing)."""
+
+
 class StorageFullError(StoreError):
     """Too little free space on the data directory's filesystem for a write (and its margin)."""
 

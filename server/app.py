@@ -6,6 +6,7 @@ subscriptions is offered, and the fixed lists say clients may keep them (`ttlMs`
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import AsyncIterator, Callable
@@ -20,7 +21,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import Completion, CompletionArgument, CompletionContext, PromptReference, ResourceTemplateReference
 
-from cuerag import CueRag, Settings
+from cuerag import Engine, Settings, open_engine
 from cuerag.llm.redact import redact_values
 from server.config import ServerSettings
 from server.tool_adapter import make_tool
@@ -125,7 +126,7 @@ def build_server(
     engine_settings: Settings,
     server_settings: ServerSettings,
     *,
-    engine_factory: Callable[[Settings], CueRag] = CueRag,
+    engine_factory: Callable[[Settings], Engine] | None = None,
 ) -> MCPServer[AppState]:
     holder = _Holder()
     if server_settings.read_only:
@@ -135,7 +136,11 @@ def build_server(
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[AppState]) -> AsyncIterator[AppState]:
-        engine = await anyio.to_thread.run_sync(engine_factory, engine_settings)
+        # A second server on the same data directory (another client's), or one started while the
+        # CLI indexes, uses the index through the process that holds it, and takes over when that
+        # one ends (cuerag.engine.sharing).
+        factory = engine_factory or functools.partial(open_engine, standby=True)
+        engine = await anyio.to_thread.run_sync(factory, engine_settings)
         try:
             # Background jobs run in this task group: they outlive the calls that start them and
             # end with the server, each stopped at its next step before the engine closes.

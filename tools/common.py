@@ -17,7 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
-from cuerag import CueRag, CueRagError, Settings
+from cuerag import CueRagError, Engine, Settings
 from cuerag.config import MAX_QUERY_CHARS
 from cuerag.retrieval.filters import DocFilter
 from tools.jobs import Jobs
@@ -29,7 +29,7 @@ T = TypeVar("T")
 class AppState:
     """Built once by the server's lifespan and handed to every tool call."""
 
-    engine: CueRag
+    engine: Engine  # this process's CueRag, or the one serving the data directory (cuerag.engine.sharing)
     jobs: Jobs
     allowed_roots: list[Path] = field(default_factory=list)
 

@@ -14,7 +14,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from cuerag import CueRag, CueRagError, IndexReport, InputError, WalkRules, make_document
+from cuerag import CueRagError, Engine, IndexReport, InputError, WalkRules, make_document
 from cuerag.engine.watch import watch_folder
 from cuerag.graph.schema import validate_corpus_name
 from tools.common import AppState, Corpus, Exclude, Include, state_of, tool
@@ -171,7 +171,7 @@ async def index_corpus(
     return await finish_in_call(job, ctx)
 
 
-def index_stages(engine: CueRag) -> Stages:
+def index_stages(engine: Engine) -> Stages:
     return _LLM_STAGES if engine.settings.alpha > 0 else _STAGES
 
 

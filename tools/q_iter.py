@@ -8,7 +8,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from cuerag import CueRag, QIterParams, make_params
+from cuerag import Engine, QIterParams, make_params
 from cuerag.config import LexicalWeight, QIterBeam, QIterDepth, QIterK, QIterTopN
 from cuerag.retrieval.filters import DocFilter
 from cuerag.retrieval.results import Method
@@ -20,7 +20,7 @@ _DEFAULTS = QIterParams()
 
 
 async def retrieve(
-    engine: CueRag,
+    engine: Engine,
     corpus: str,
     query: str,
     *,
@@ -66,7 +66,7 @@ async def q_iter(
         lexical_weight=lexical_weight,
     )
     engine = state_of(ctx).engine
-    if llm_entities and engine.llm is None:
+    if llm_entities and not engine.has_llm:
         # The engine's own message names the settings that add an LLM: the operator's fix, not the agent's.
         raise ToolError("this server has no LLM for llm_entities: call q_iter without it (NER reads the entities)")
     return await retrieve(

@@ -21,7 +21,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import Completion, ResourceLink
 from pydantic import BaseModel
 
-from cuerag import CueRag, CueRagError
+from cuerag import CueRagError, Engine
 from cuerag.errors import CorpusNotFoundError, InvalidNameError, ParameterError
 from cuerag.graph.catalog import MAX_PAGE
 from tools.common import AppState, state_of
@@ -120,12 +120,12 @@ def _completion(matches: list[str], more: bool = False) -> Completion:
     return Completion(values=shown, total=None if more else len(shown), has_more=more)
 
 
-def complete_corpus(engine: CueRag, prefix: str) -> Completion:
+def complete_corpus(engine: Engine, prefix: str) -> Completion:
     """Corpus names starting with what the user has typed."""
     return _completion([name for name in engine.corpora() if name.startswith(prefix)])
 
 
-def complete_doc_id(engine: CueRag, corpus: str, prefix: str) -> Completion:
+def complete_doc_id(engine: Engine, corpus: str, prefix: str) -> Completion:
     """Document ids of `corpus` starting with what the user has typed, in id order, read a page of
     the listing at a time until a full answer is found; nothing for a corpus that is not there
     (the user is still typing it). Ids no URI can carry are left out."""

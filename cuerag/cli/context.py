@@ -3,12 +3,17 @@ store released when the command ends) and the models (loaded only where a comman
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import typer
 from rich.markup import escape
 
 from cuerag.cli.console import _fail, _os_message, err
 from cuerag.config import Settings
+from cuerag.engine import facade
 from cuerag.engine.facade import CueRag
+from cuerag.engine.sharing import RemoteEngine, open_engine
+from cuerag.engine.surface import Engine
 from cuerag.errors import CueRagError
 
 SAMPLE_QUESTION = "When did the 1979-80 European Cup winner win the FA Cup?"
@@ -19,29 +24,72 @@ def _settings(ctx: typer.Context) -> Settings:
     return settings
 
 
-def _engine(ctx: typer.Context) -> CueRag:
+def _engine(ctx: typer.Context, *, standby: bool = False) -> Engine:
     """The engine, with its store open and no model loaded: commands that only read or delete
-    from the store answer at once. `_with_models` loads them where a command needs them."""
+    from the store answer at once. When another process (an MCP server, another command) holds
+    the data directory, the engine is that process's, reached over its socket, and it says so;
+    when this process holds it, it serves it to the others while the command runs
+    (cuerag.engine.sharing). `standby`: a long command (watch) takes over at once if that
+    process ends."""
     if "engine" not in ctx.obj:
-        try:
-            ctx.obj["engine"] = CueRag(_settings(ctx))
-        except OSError as exc:  # a data directory that cannot be created, read or locked
-            raise _fail(CueRagError(_os_message(exc))) from exc
-        except CueRagError as exc:  # the index is open in another process, say
-            raise _fail(exc) from exc
-        # Release the store (and its directory lock) when the command ends.
-        ctx.call_on_close(ctx.obj["engine"].close)
-    engine: CueRag = ctx.obj["engine"]
+        ctx.obj["engine"] = _opened(ctx, lambda settings: open_engine(settings, standby=standby, make=CueRag))
+        engine = ctx.obj["engine"]
+        if isinstance(engine, RemoteEngine):
+            err.print(
+                f"using the index served by process {engine.owner_pid} (its models are loaded: nothing loads here)",
+                markup=False,
+            )
+    shared: Engine = ctx.obj["engine"]
+    return shared
+
+
+def _own_engine(ctx: typer.Context) -> facade.CueRag:
+    """The engine of this process alone, for commands that need its models and internals (eval):
+    refused, as before sharing, while another process holds the data directory."""
+    if "engine" not in ctx.obj:
+        ctx.obj["engine"] = _opened(ctx, CueRag)
+    engine = ctx.obj["engine"]
+    if not isinstance(engine, facade.CueRag):
+        raise _fail(CueRagError("this command needs the index in this process: stop the process serving it"))
     return engine
 
 
-def _with_models(engine: CueRag) -> CueRag:
+def _opened(ctx: typer.Context, make: Callable[[Settings], Engine]) -> Engine:
+    try:
+        engine = make(_settings(ctx))
+    except OSError as exc:  # a data directory that cannot be created, read or locked
+        raise _fail(CueRagError(_os_message(exc))) from exc
+    except CueRagError as exc:  # the index is open in a process that does not share it, say
+        raise _fail(exc) from exc
+    # Release the store (and its directory lock) when the command ends.
+    ctx.call_on_close(engine.close)
+    return engine
+
+
+def _with_models(engine: Engine) -> Engine:
     """Load the models now, under a status line, once everything that can fail first has been
-    checked (so an error exit never waits for them)."""
-    if not engine.models_loaded:
+    checked (so an error exit never waits for them). An engine served by another process has
+    them there."""
+    if isinstance(engine, facade.CueRag) and not engine.models_loaded:
         with err.status("loading models…"):
             _ = engine.models
     return engine
+
+
+def _say_models_load_here(engine: Engine) -> None:
+    """Before a command that needs the models: say, once, that they load in this process (tens of
+    seconds), and how to avoid it. Said off a terminal too, where the status line draws nothing."""
+    if isinstance(engine, facade.CueRag) and not engine.models_loaded:
+        why = (
+            "no cuerag process serves this data directory"
+            if engine.settings.share
+            else "sharing is off (CUERAG_SHARE=false)"
+        )
+        err.print(
+            f"loading the models in this process ({why}); with cuerag-mcp running on the same "
+            "--data-dir, a query answers through it at once",
+            markup=False,
+        )
 
 
 def _override(ctx: typer.Context, **values: object) -> None:

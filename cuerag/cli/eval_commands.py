@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from cuerag.cli.console import _fail, _progress, out
-from cuerag.cli.context import _engine, _settings, _with_models
+from cuerag.cli.context import _own_engine, _settings, _with_models
 from cuerag.config import QIterParams
 from cuerag.errors import CueRagError
 from cuerag.retrieval.results import METHODS
@@ -56,7 +56,8 @@ def eval_command(
             raise CueRagError(f"--k needs integers from 1 to {MAX_TOP_N}, e.g. 2,5")
         if fmt not in ("auto", "hotpotqa", "2wiki", "musique", "simple"):
             raise CueRagError(f"unknown --format {fmt!r}; use auto, hotpotqa, 2wiki, musique or simple")
-        engine = _with_models(_engine(ctx))
+        engine = _own_engine(ctx)
+        _with_models(engine)
         with _progress() as progress:
             run = run_eval(
                 engine,

@@ -103,7 +103,7 @@ def watch(
     except CueRagError as exc:
         raise _fail(exc) from exc
     rules = WalkRules(include=tuple(include or ()), exclude=tuple(exclude or ()), hidden=hidden)
-    engine = _engine(ctx)
+    engine = _engine(ctx, standby=True)
     err.print(f"watching {_shown(str(folder))} for corpus {corpus} (Ctrl-C stops)")
     # A sync cut short by Ctrl-C is safe to cut: the next run finishes it (see cuerag.index.pipeline).
     told: dict[str, str] = {}

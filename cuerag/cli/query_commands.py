@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from cuerag.cli.console import _CORPUS_HELP, _fail, _shown, err, out
-from cuerag.cli.context import _engine
+from cuerag.cli.context import _engine, _say_models_load_here
 from cuerag.cli.messages import FILTER_FLAGS
 from cuerag.cli.render import print_result
 from cuerag.config import param_help
@@ -77,7 +77,9 @@ def query(
             link_hops=link_hops,
         )
         # The models load inside, once the corpus, the method and the question have been checked.
-        result = _engine(ctx).query(
+        engine = _engine(ctx)
+        _say_models_load_here(engine)
+        result = engine.query(
             corpus,
             question,
             params=params,
@@ -105,7 +107,9 @@ def answer(
     """Retrieve, then have the configured LLM answer from the retrieved chunks."""
     try:
         params = make_params(top_n=top_n)
-        result = _engine(ctx).answer(
+        engine = _engine(ctx)
+        _say_models_load_here(engine)
+        result = engine.answer(
             corpus,
             question,
             params=params,

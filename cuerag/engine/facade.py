@@ -9,7 +9,7 @@ state of the graph.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from cuerag.communities import CommunityIndex
@@ -66,6 +66,7 @@ class CueRag:
             loaded=models,
         )
         self._runs = IndexRuns(self._parts)
+        self._closers: list[Callable[[], None]] = []
         self._queries = Queries(self._parts)
 
     @property
@@ -83,6 +84,10 @@ class CueRag:
     @llm.setter
     def llm(self, llm: LLM | None) -> None:
         self._parts.llm = llm
+
+    @property
+    def has_llm(self) -> bool:
+        return self._parts.llm is not None
 
     @property
     def store(self) -> VectorStore:
@@ -286,7 +291,14 @@ class CueRag:
             corpus, question, params=params, method=method, llm_entities=llm_entities, filter=filter
         )
 
+    def on_close(self, closer: Callable[[], None]) -> None:
+        """Run `closer` first when the engine closes (sharing stops serving before the store's
+        lock is released: cuerag.engine.sharing)."""
+        self._closers.append(closer)
+
     def close(self) -> None:
+        while self._closers:
+            self._closers.pop()()
         self.store.close()
         if self._owns_llm and self.llm is not None and self.llm.cache is not None:
             self.llm.cache.close()

@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 
 import watchfiles
 
-from cuerag.engine.facade import CueRag
+from cuerag.engine.surface import Engine
 from cuerag.errors import Cancelled, CueRagError, NothingIndexed
 from cuerag.index.report import IndexReport, Progress
 from cuerag.index.report_bounds import cut_lists
@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 
 def watch_folder(
-    engine: CueRag,
+    engine: Engine,
     corpus: str,
     folder: Path,
     *,

@@ -32,7 +32,7 @@ from qdrant_edge import (
     UpdateOperation,
 )
 
-from cuerag.errors import StoreError
+from cuerag.errors import IndexBusy, StoreError
 from cuerag.store.base import Hit, PointFilter, StoredPoint
 from cuerag.store.disk_errors import disk_error
 
@@ -145,9 +145,10 @@ def _lock_directory(root: Path, *, read_only: bool = False) -> IO[str] | None:
         handle.seek(0)
         holder = handle.read().strip() or "another process"
         handle.close()
-        raise StoreError(
+        raise IndexBusy(
             f"the embedded index at {root} is open in {holder}; stop it first, or run a Qdrant server "
-            "(CUERAG_QDRANT_URL) to share one index between processes"
+            "(CUERAG_QDRANT_URL) to share one index between processes",
+            holder,
         ) from exc
     if read_only:
         return handle

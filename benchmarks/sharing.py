@@ -1,0 +1,161 @@
+"""One index, many processes (issue 31 item 5, issue 30 item 7): what the CLI's query costs
+through a running server against loading the models itself, and a scripted mixed run.
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/sharing.py [--ops 12] [--queries 3] [--work /tmp/cuerag-sharing]
+
+Prints: the wall time of `cuerag query` (a fresh process: Python start, imports, the query) on the
+bundled sample corpus, with a process serving the data directory and without one; then a mixed
+run: a holder process opens the data directory first (as the first MCP server would), two client
+processes attach and each makes `--ops` operations (an index of a new document into its own corpus,
+then a query, in turn) while the CLI makes `--ops` queries; the holder is SIGKILLed halfway. It
+counts the errors and the writes a client was told succeeded that are missing at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "cuerag" / "data" / "sample_corpus.json"
+QUESTION = "When did the 1979-80 European Cup winner win the FA Cup?"
+
+# A process of the run: holds or attaches, then follows its script; prints one JSON line per op.
+WORKER = r"""
+import json, sys, time
+from cuerag import Settings, make_document, open_engine
+data, role, ops = sys.argv[1], sys.argv[2], int(sys.argv[3])
+engine = open_engine(Settings(data_dir=data), standby=True)
+print(json.dumps({"ready": type(engine).__name__}), flush=True)
+if role == "holder":
+    engine.query("sample", "warm up")
+    print(json.dumps({"warm": True}), flush=True)
+    time.sleep(3600)
+for i in range(ops):
+    doc = f"{role}-{i}"
+    start = time.perf_counter()
+    try:
+        if i % 2 == 0:
+            text = f"{role.title()} report {i} was filed in {1950 + i} by the clerk Ada Byron."
+            engine.index_documents(role, [make_document(doc, text, doc)])
+            op = {"op": "index", "doc": doc}
+        else:
+            engine.query("sample", "Who won the FA Cup?")
+            op = {"op": "query"}
+    except Exception as exc:
+        op = {"op": "error", "error": f"{type(exc).__name__}: {exc}"[:300]}
+    op["s"] = round(time.perf_counter() - start, 3)
+    print(json.dumps(op), flush=True)
+engine.close()
+"""
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUERAG_")}
+    env.update(HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", PYTHONPATH=str(ROOT))
+    return env
+
+
+def _cli(data: Path, *args: str) -> tuple[float, subprocess.CompletedProcess[str]]:
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "cuerag", "--data-dir", str(data), *args],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=ROOT,
+    )
+    return time.perf_counter() - start, done
+
+
+def _worker(data: Path, role: str, ops: int) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", WORKER, str(data), role, str(ops)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=_env(),
+        cwd=ROOT,
+    )
+
+
+def _first_line(process: subprocess.Popen[str]) -> dict[str, object]:
+    assert process.stdout is not None
+    line: dict[str, object] = json.loads(process.stdout.readline())
+    return line
+
+
+def latency(data: Path, queries: int) -> None:
+    holder = _worker(data, "holder", 0)
+    _first_line(holder), _first_line(holder)  # serving, models loaded
+    served = [_cli(data, "query", QUESTION, "--corpus", "sample")[0] for _ in range(queries)]
+    holder.send_signal(signal.SIGTERM)
+    holder.wait()
+    alone = [_cli(data, "query", QUESTION, "--corpus", "sample")[0] for _ in range(queries)]
+    print(f"cuerag query, whole process (median of {queries}):")
+    print(f"  through a running server: {statistics.median(served):.2f} s  (all: {[round(t, 2) for t in served]})")
+    print(f"  loading the models itself: {statistics.median(alone):.2f} s  (all: {[round(t, 2) for t in alone]})")
+
+
+def mixed(data: Path, ops: int) -> None:
+    holder = _worker(data, "holder", 0)
+    _first_line(holder), _first_line(holder)
+    clients = {role: _worker(data, role, ops) for role in ("alpha", "beta")}
+    for process in clients.values():
+        _first_line(process)
+    cli_errors, cli_times, killed = 0, [], False
+    start = time.perf_counter()
+    for i in range(ops):
+        if i == ops // 2:
+            holder.send_signal(signal.SIGKILL)
+            holder.wait()
+            killed = True
+        took, done = _cli(data, "query", "Who won the FA Cup?", "--corpus", "sample")
+        cli_times.append(took)
+        cli_errors += done.returncode != 0
+    results = {}
+    for role, process in clients.items():
+        out, _ = process.communicate()
+        results[role] = [json.loads(line) for line in out.splitlines() if line.strip()]
+    elapsed = time.perf_counter() - start
+    listed = json.loads(_cli(data, "corpora", "--json")[1].stdout)
+    stored = {c["name"]: c["documents"] for c in listed}
+    errors = [r for rs in results.values() for r in rs if r["op"] == "error"]
+    lost = 0
+    for role, rs in results.items():
+        written = [r["doc"] for r in rs if r["op"] == "index"]
+        lost += len(written) - min(len(written), stored.get(role, 0))
+    total = sum(len(rs) for rs in results.values()) + ops
+    print(f"mixed run: 2 clients x {ops} ops + CLI x {ops} queries, holder SIGKILLed halfway: {killed}")
+    print(f"  operations {total}, errors {len(errors) + cli_errors} (clients {len(errors)}, CLI {cli_errors})")
+    print(f"  writes acknowledged {sum(1 for rs in results.values() for r in rs if r['op'] == 'index')}, lost {lost}")
+    slowest = max(r["s"] for rs in results.values() for r in rs)
+    print(f"  wall {elapsed:.1f} s; slowest client op {slowest:.1f} s (the takeover loads the models)")
+    for error in errors[:5]:
+        print("  error:", error["error"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--ops", type=int, default=12)
+    parser.add_argument("--queries", type=int, default=3)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/cuerag-sharing"))
+    args = parser.parse_args()
+    shutil.rmtree(args.work, ignore_errors=True)
+    data = args.work / "data"
+    _, made = _cli(data, "index", str(SAMPLE), "--corpus", "sample")
+    assert made.returncode == 0, made.stderr
+    latency(data, args.queries)
+    mixed(data, args.ops)
+
+
+if __name__ == "__main__":
+    main()

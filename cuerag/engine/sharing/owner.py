@@ -1,0 +1,219 @@
+"""The process that holds the index serves its engine to the other processes of this user.
+
+`owning_engine` opens the engine of the process that holds the store's lock: a `CueRag` that
+also listens on the data directory's socket (`place.py`) and runs each caller's call on its own
+thread, with the caller's progress, cancellation and file checks carried over the connection.
+Writes from every process meet the one engine's writer locks, so they are serialised as the
+threads of one server are. Closing stops listening first, then the engine (and with it the lock):
+a caller never finds the lock free while this process still answers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import struct
+import threading
+from collections.abc import Callable
+from multiprocessing.connection import Connection, Listener
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from cuerag.config import Settings
+from cuerag.engine.facade import CueRag
+from cuerag.engine.sharing.ops import OPS
+from cuerag.engine.sharing.place import Place, place_of, read_key
+from cuerag.engine.sharing.wire import error_message, raised, receive, send, settings_digests
+from cuerag.errors import Cancelled, CueRagError, SharingError
+
+log = logging.getLogger(__name__)
+
+_JOIN_S = 30.0  # how long closing waits for calls under way (each stops at its next step)
+
+
+def _same_user(conn: Connection) -> bool:
+    """The peer's uid, from the kernel (SO_PEERCRED), is ours. The folder's mode already keeps
+    other users out and the key is checked; this holds even if both were got round."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        return True
+    with socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return bool(uid == os.getuid())
+
+
+def _hang_up(conn: Connection) -> None:
+    """End a connection another thread may be blocked reading: a shutdown wakes that read (a
+    close alone would not) and tells the peer at once."""
+    with contextlib.suppress(OSError), socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+class _Peer:
+    """One caller's connection, as its call's run sees it. Progress may come from two threads
+    (NER reports beside the embedding), so sends are locked; reads come from the run's thread."""
+
+    def __init__(self, conn: Connection, closing: threading.Event) -> None:
+        self._conn = conn
+        self._closing = closing
+        self._send_lock = threading.Lock()
+        self._recv_lock = threading.Lock()
+        self._cancelled = False
+        self._gone = False
+
+    def progress(self, stage: str, done: int, total: int) -> None:
+        if self._gone:
+            return
+        try:
+            with self._send_lock:
+                send(self._conn, {"progress": [stage, done, total]})
+        except OSError:
+            self._gone = True
+
+    def should_stop(self) -> bool:
+        """Stop when the caller cancelled or went away (a killed CLI, a server that ended), or
+        when this process is closing: the run leaves the corpus as a killed one would."""
+        if self._closing.is_set() or self._gone or self._cancelled:
+            return True
+        with self._recv_lock:
+            try:
+                while self._conn.poll(0):
+                    self._take(receive(self._conn))
+            except (EOFError, OSError):
+                self._gone = True
+        return self._cancelled or self._gone
+
+    def _take(self, message: dict[str, object]) -> None:
+        if message.get("cancel"):
+            self._cancelled = True
+
+    def check(self, path: Path) -> object:
+        """The caller's check of a file its run would read (an MCP server's allowed roots)."""
+        try:
+            with self._send_lock:
+                send(self._conn, {"ask": "check", "path": str(path)})
+            with self._recv_lock:
+                reply = receive(self._conn)
+                while "cancel" in reply:
+                    self._take(reply)
+                    reply = receive(self._conn)
+        except (EOFError, OSError) as exc:
+            self._gone = True
+            raise Cancelled("the caller of this index run went away") from exc
+        error = reply.get("error")
+        if isinstance(error, dict):
+            raise raised(error)
+        return path
+
+    def wait_closed(self) -> None:
+        with contextlib.suppress(EOFError, OSError):
+            while True:
+                self._conn.recv_bytes(64)
+
+
+class Owner:
+    """Serves `engine` on `place`'s socket until closed."""
+
+    def __init__(self, engine: CueRag, place: Place) -> None:
+        self._engine = engine
+        self._place = place
+        self._digests = settings_digests(engine.settings)
+        self._closing = threading.Event()
+        self._lock = threading.Lock()
+        self._calls: dict[Connection, threading.Thread] = {}
+        # A socket file left by an owner that was killed: this process holds the lock now.
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(place.socket)
+        self._listener = Listener(place.socket, family="AF_UNIX", authkey=read_key(place))
+        self._accepting = threading.Thread(target=self._accept, name="cuerag-share-accept", daemon=True)
+        self._accepting.start()
+        log.info("serving the index at %s to other processes (pid %d)", place.data_dir, os.getpid())
+
+    def _accept(self) -> None:
+        while not self._closing.is_set():
+            try:
+                conn = self._listener.accept()
+            except Exception as exc:  # a failed handshake (wrong key, a caller gone), or the wake-up
+                if not self._closing.is_set():
+                    log.warning("refused a connection to the index: %s", type(exc).__name__)
+                continue
+            if self._closing.is_set() or not _same_user(conn):
+                conn.close()
+                continue
+            thread = threading.Thread(target=self._serve, args=(conn,), name="cuerag-share-call", daemon=True)
+            with self._lock:
+                self._calls[conn] = thread
+            thread.start()
+
+    def _serve(self, conn: Connection) -> None:
+        try:
+            header = receive(conn)
+            raw_args = conn.recv_bytes()
+            op = OPS.get(str(header.get("op")))
+            if op is None:
+                raise SharingError(f"unknown operation {str(header.get('op'))[:40]!r}")
+            self._check_settings(header.get("settings"))
+            args = op.args.model_validate_json(raw_args)
+            result = op.run(self._engine, args, _Peer(conn, self._closing))
+            send(conn, {"result": op.result.dump_python(result, mode="json")})
+        except (EOFError, OSError):
+            pass  # the caller went away (or this process is closing): nothing to answer
+        except CueRagError as exc:
+            self._answer_error(conn, error_message(exc))
+        except ValidationError as exc:
+            self._answer_error(conn, error_message(SharingError(f"a malformed request: {exc.error_count()} errors")))
+        except Exception as exc:  # a bug: the caller is told, this process goes on
+            log.exception("a call from another process failed")
+            self._answer_error(conn, error_message(SharingError(f"internal error: {type(exc).__name__}: {exc}")))
+        finally:
+            with self._lock:
+                self._calls.pop(conn, None)
+            conn.close()
+
+    @staticmethod
+    def _answer_error(conn: Connection, error: dict[str, object]) -> None:
+        with contextlib.suppress(OSError):
+            send(conn, {"error": error})
+
+    def _check_settings(self, theirs: object) -> None:
+        given = theirs if isinstance(theirs, dict) else {}
+        differing = sorted(k for k in self._digests.keys() | given.keys() if self._digests.get(k) != given.get(k))
+        if differing:
+            raise SharingError(
+                f"the index at {self._place.data_dir} is served by process {os.getpid()}, whose settings differ "
+                f"from this one's ({', '.join(differing)}): use the same settings, or stop that process"
+            )
+
+    def close(self) -> None:
+        if self._closing.is_set():
+            return
+        self._closing.set()
+        with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as wake:
+            wake.connect(self._place.socket)  # accept() returns, fails the handshake, sees closing
+        self._accepting.join(_JOIN_S)
+        self._listener.close()  # removes the socket file
+        with self._lock:
+            calls = dict(self._calls)
+        for conn in calls:
+            _hang_up(conn)
+        for thread in calls.values():
+            thread.join(_JOIN_S)
+
+
+MakeEngine = Callable[[Settings], CueRag]
+
+
+def owning_engine(settings: Settings, make: MakeEngine = CueRag) -> CueRag:
+    """The engine of the process holding the index (`make` opens it: IndexBusy when another
+    holds it), serving it to the others until it closes."""
+    engine = make(settings)
+    try:
+        owner = Owner(engine, place_of(settings.data_dir))
+    except BaseException:
+        engine.close()
+        raise
+    engine.on_close(owner.close)
+    return engine

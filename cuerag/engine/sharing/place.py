@@ -1,0 +1,85 @@
+"""Where the process serving a data directory listens, and the key that proves a caller runs as
+the same user.
+
+Both live in a folder only this user can enter: `$XDG_RUNTIME_DIR/cuerag`, else
+`<tmp>/cuerag-<uid>`, created mode 0700 and checked on every use (a folder of another owner, a
+symlink or a looser mode is refused rather than trusted). In it, named by a hash of the data
+directory's real path (a socket path holds about 108 bytes, a data directory's path may not): the
+socket, and a key file (0600) of 32 random bytes that `multiprocessing.connection` uses to
+authenticate both ends (HMAC challenge) before any request is read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import secrets
+import stat
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from cuerag.errors import SharingError
+
+_KEY_BYTES = 32
+
+
+@dataclass(frozen=True)
+class Place:
+    data_dir: Path  # the real path, as hashed
+    socket: str
+    key_file: Path
+
+
+def runtime_dir() -> Path:
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    folder = Path(base) / "cuerag" if base else Path(tempfile.gettempdir()) / f"cuerag-{os.getuid()}"
+    with contextlib.suppress(FileExistsError):
+        folder.mkdir(mode=0o700, parents=False)
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise SharingError(
+            f"{folder} is not a private folder of this user (owner, type or mode): the index is not shared "
+            "through it; remove it, or turn sharing off (CUERAG_SHARE=false)"
+        )
+    return folder
+
+
+def place_of(data_dir: Path) -> Place:
+    real = data_dir.expanduser().resolve()
+    name = hashlib.sha256(str(real).encode()).hexdigest()[:20]
+    folder = runtime_dir()
+    return Place(data_dir=real, socket=str(folder / f"{name}.sock"), key_file=folder / f"{name}.key")
+
+
+def read_key(place: Place) -> bytes:
+    """The data directory's key, made on first use. Written whole under a temporary name and
+    linked into place, so a reader never sees a partial key and two makers agree on one."""
+    try:
+        return _checked_key(place.key_file)
+    except FileNotFoundError:
+        pass
+    fd, temp = tempfile.mkstemp(dir=place.key_file.parent, prefix=".key-")  # mode 0600
+    try:
+        os.write(fd, secrets.token_bytes(_KEY_BYTES))
+        os.close(fd)
+        with contextlib.suppress(FileExistsError):  # another process made it first: theirs stands
+            os.link(temp, place.key_file)
+    finally:
+        os.unlink(temp)
+    return _checked_key(place.key_file)
+
+
+def _checked_key(path: Path) -> bytes:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        info = os.fstat(fd)
+        if info.st_uid != os.getuid() or info.st_mode & 0o077:
+            raise SharingError(f"the key file {path} is not private to this user: remove it")
+        key = os.read(fd, _KEY_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(key) != _KEY_BYTES:
+        raise SharingError(f"the key file {path} is damaged: remove it")
+    return key

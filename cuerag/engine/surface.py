@@ -1,0 +1,130 @@
+"""What the front ends (the MCP tools, the CLI, a folder watch) call an engine by: `CueRag` in
+this process, or the same calls made to the process that serves the index
+(`cuerag.engine.sharing`). Typed as protocols so either fits wherever an engine is expected."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from cuerag.config import QIterParams, Settings
+from cuerag.engine.reports import CorpusInfo, DeleteReport
+from cuerag.graph.catalog import DocumentPage
+from cuerag.graph.document_text import DocumentText
+from cuerag.index.report import IndexReport, Progress, ShouldStop
+from cuerag.ingest.documents import Document
+from cuerag.ingest.folders import FileCheck, WalkRules
+from cuerag.retrieval.answering import AnswerResult
+from cuerag.retrieval.explain import ExplainedResult
+from cuerag.retrieval.filters import DocFilter
+from cuerag.retrieval.results import Anchor, ChunkNode, EntityExpansion, Method, UnitHit, UnitNode
+
+
+class RetrieverView(Protocol):
+    """The stepwise primitives of `cuerag.retrieval.retriever.Retriever` that the tools use."""
+
+    @property
+    def note(self) -> str | None: ...
+
+    def query_mentions(self, query: str) -> list[str]: ...
+
+    def link_mentions(self, mentions: Sequence[str], k: int) -> list[Anchor]: ...
+
+    def search_units(
+        self, query: str, k: int, *, exclude: Sequence[str] = (), subtract: Sequence[str] = ()
+    ) -> list[UnitHit]: ...
+
+    def expand_entity(
+        self, entity: str, query: str, k: int, *, exclude: Sequence[str] = (), subtract: Sequence[str] = ()
+    ) -> EntityExpansion: ...
+
+    def chunks_by_id(self, ids: Sequence[str]) -> list[ChunkNode]: ...
+
+    def units_by_id(self, ids: Sequence[str]) -> list[UnitNode]: ...
+
+
+class Engine(Protocol):
+    """The engine's calls as the front ends make them (see `cuerag.engine.facade.CueRag`)."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def has_llm(self) -> bool: ...
+
+    def corpora(self) -> list[str]: ...
+
+    def info(self, corpus: str) -> CorpusInfo: ...
+
+    def sizes(self, corpus: str) -> dict[str, int]: ...
+
+    def drop_corpus(self, corpus: str) -> None: ...
+
+    def index_documents(
+        self,
+        corpus: str,
+        documents: Sequence[Document],
+        *,
+        progress: Progress | None = None,
+        should_stop: ShouldStop | None = None,
+    ) -> IndexReport: ...
+
+    def index_paths(
+        self,
+        corpus: str,
+        paths: Sequence[str | Path],
+        *,
+        documents: Sequence[Document] = (),
+        sync: bool = False,
+        strict: bool = False,
+        rules: WalkRules | None = None,
+        check: FileCheck | None = None,
+        progress: Progress | None = None,
+        should_stop: ShouldStop | None = None,
+        known_failures: Mapping[str, str] | None = None,
+        full_report: bool = False,
+    ) -> IndexReport: ...
+
+    def delete_documents(self, corpus: str, doc_ids: Sequence[str]) -> DeleteReport: ...
+
+    def read_document(
+        self,
+        corpus: str,
+        doc_id: str | None = None,
+        *,
+        chunk_id: str | None = None,
+        start: int = 0,
+        max_chars: int = 20_000,
+        context: int = 1_000,
+    ) -> DocumentText: ...
+
+    def list_documents(
+        self, corpus: str, *, filter: DocFilter | None = None, cursor: str | None = None, limit: int = 50
+    ) -> DocumentPage: ...
+
+    def retriever(self, corpus: str, filter: DocFilter | None = None) -> RetrieverView: ...
+
+    def query(
+        self,
+        corpus: str,
+        question: str,
+        *,
+        params: QIterParams | None = None,
+        method: Method = "qiter",
+        llm_entities: bool = False,
+        filter: DocFilter | None = None,
+    ) -> ExplainedResult: ...
+
+    def answer(
+        self,
+        corpus: str,
+        question: str,
+        *,
+        params: QIterParams | None = None,
+        method: Method = "qiter",
+        llm_entities: bool = False,
+        filter: DocFilter | None = None,
+    ) -> AnswerResult: ...
+
+    def close(self) -> None: ...
