@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 CORPUS = "sample"
 TOY = "When did the 1979-80 European Cup winner win the FA Cup?"
 DOC_ID = "nottingham-forest-fa-cup"
@@ -64,7 +63,10 @@ def plan(*, one_session: bool, completions: bool) -> list[Step]:
     if completions:
         document = {"type": "ref/resource", "uri": TEMPLATE}
         steps += [
-            {"method": "completion/complete", "params": {"ref": document, "argument": {"name": "corpus", "value": "sa"}}},
+            {
+                "method": "completion/complete",
+                "params": {"ref": document, "argument": {"name": "corpus", "value": "sa"}},
+            },
             {
                 "method": "completion/complete",
                 "params": {
@@ -75,7 +77,10 @@ def plan(*, one_session: bool, completions: bool) -> list[Step]:
             },
             {
                 "method": "completion/complete",
-                "params": {"ref": {"type": "ref/prompt", "name": "research"}, "argument": {"name": "corpus", "value": ""}},
+                "params": {
+                    "ref": {"type": "ref/prompt", "name": "research"},
+                    "argument": {"name": "corpus", "value": ""},
+                },
             },
         ]
     return steps

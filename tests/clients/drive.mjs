@@ -38,16 +38,19 @@ function resolve(value, results) {
 }
 
 // The SDK's typed call for each method: its own result schema validates what the server sends.
+// The SDK gives up on a request after 60 s; a first call that loads the models on a busy 2-core
+// machine can take longer, and a time-out here would say nothing about the server.
+const OPTIONS = { timeout: 600_000 };
 const CALLS = {
-  "tools/list": (c) => c.listTools(),
-  "tools/call": (c, p) => c.callTool(p),
-  "resources/list": (c) => c.listResources(),
-  "resources/templates/list": (c) => c.listResourceTemplates(),
-  "resources/read": (c, p) => c.readResource(p),
-  "prompts/list": (c) => c.listPrompts(),
-  "prompts/get": (c, p) => c.getPrompt(p),
-  "completion/complete": (c, p) => c.complete(p),
-  ping: (c) => c.ping(),
+  "tools/list": (c) => c.listTools(undefined, OPTIONS),
+  "tools/call": (c, p) => c.callTool(p, undefined, OPTIONS),
+  "resources/list": (c) => c.listResources(undefined, OPTIONS),
+  "resources/templates/list": (c) => c.listResourceTemplates(undefined, OPTIONS),
+  "resources/read": (c, p) => c.readResource(p, OPTIONS),
+  "prompts/list": (c) => c.listPrompts(undefined, OPTIONS),
+  "prompts/get": (c, p) => c.getPrompt(p, OPTIONS),
+  "completion/complete": (c, p) => c.complete(p, OPTIONS),
+  ping: (c) => c.ping(OPTIONS),
 };
 
 const client = new Client({ name: "cuerag-ts-test", version: "1.0.0" });

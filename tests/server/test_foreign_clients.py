@@ -33,6 +33,7 @@ NODE_MODULES = CLIENTS / "node_modules"
 # build folder.
 INSPECTOR = NODE_MODULES / "@modelcontextprotocol" / "inspector-cli" / "build"
 CALL_SECONDS = 300
+SDK_TIMEOUT = "Request timed out"
 
 
 def _node() -> str:
@@ -136,15 +137,18 @@ def test_inspector_cli(transport: str, data_dir: Path, request: pytest.FixtureRe
     results: list[dict[str, Any]] = []
     for step in steps:
         resolved = {**step, "params": resolve(step.get("params", {}), results)}
-        done = subprocess.run(
-            [node, str(INSPECTOR / "index.js"), *target, *_inspector_args(resolved), *after],
-            cwd=INSPECTOR,
-            env=_env(),
-            capture_output=True,
-            text=True,
-            timeout=CALL_SECONDS,
-            check=False,
-        )
+        command = [node, str(INSPECTOR / "index.js"), *target, *_inspector_args(resolved), *after]
+        done = _inspect(command)
+        if done.returncode != 0 and SDK_TIMEOUT in done.stderr:
+            # The CLI gives up after the SDK's fixed 60 s and has no option to wait longer; a
+            # server starting (models loading) on a loaded 2-core machine can pass that once.
+            done = _inspect(command)
         assert done.returncode == 0, (resolved, done.stdout[-2000:], done.stderr[-3000:])
         results.append(json.loads(done.stdout))
     _check_all(steps, results)
+
+
+def _inspect(command: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        command, cwd=INSPECTOR, env=_env(), capture_output=True, text=True, timeout=CALL_SECONDS, check=False
+    )
