@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Creates .venv and installs the project; `setup.sh dev` adds the dev tools and the tests' local
-# LLM server. Safe to run again: it only installs what is missing.
+# Creates .venv and installs the project; `setup.sh dev` adds the dev tools, the tests' local
+# LLM server and the npm clients of tests/clients (node and npm must be installed). Safe to run
+# again: it only installs what is missing.
 # - torch comes first and pinned, so pip takes the CPU build from local disk instead of resolving
 #   an unpinned torch to a multi-GB CUDA build.
 # - llama-cpp-python (dev only) compiles llama.cpp from source (~6-10 min on 2 cores). It is built
@@ -25,6 +26,11 @@ if [ "${1:-}" = "dev" ]; then
       .venv/bin/python -m pip install --quiet --no-cache-dir "llama-cpp-python[server]==0.3.36"
   fi
   .venv/bin/python -m pip install --quiet -e ".[dev]"
+  # The MCP clients nobody here wrote (Inspector CLI, TypeScript SDK), the conformance suite and
+  # the bundle tool, as pinned by tests/clients/package-lock.json.
+  if ! (cd tests/clients && npm ls --silent >/dev/null 2>&1); then
+    (cd tests/clients && npm ci --silent --no-audit --no-fund)
+  fi
 else
   .venv/bin/python -m pip install --quiet -e .
 fi
