@@ -173,6 +173,7 @@ def build_server(
             make_tool(
                 spec,
                 llm=engine_settings.llm_provider != "none",
+                stepwise=server_settings.stepwise,
                 open_world=llm_is_remote(engine_settings) and spec.calls_llm(engine_settings),
             )
             for spec in TOOLS

@@ -106,7 +106,7 @@ class CueTool(Tool):
         return self.fn_metadata.convert_result(result)
 
 
-def make_tool(spec: ToolSpec, *, llm: bool = False, open_world: bool = False) -> CueTool:
+def make_tool(spec: ToolSpec, *, llm: bool = False, stepwise: bool = False, open_world: bool = False) -> CueTool:
     """The MCP tool for a registry entry. Unknown argument names are refused: the SDK drops them
     silently, so a misspelt `topn=2` would run with the default and the agent never learn why.
     Types are checked strictly, for every parameter: the schema says integer, so `"3"`, `true` and
@@ -131,6 +131,11 @@ def make_tool(spec: ToolSpec, *, llm: bool = False, open_world: bool = False) ->
     if not llm:
         # An argument the server cannot honour is not offered; sent anyway, the tool says why not.
         for name in spec.llm_args:
+            published["properties"].pop(name, None)
+    if not stepwise:
+        # A knob for an agent that walks step by step (to compare its walk with Q-Iter's): accepted
+        # everywhere, listed only beside the step tools, since every client reads `tools/list`.
+        for name in spec.stepwise_args:
             published["properties"].pop(name, None)
     fields = {name: getattr(base, name) for name in Tool.model_fields if name != "parameters"}
     return CueTool(**fields, parameters=published, checked_schema=checked)

@@ -49,6 +49,7 @@ class ToolSpec:
     write: bool = False  # left out of a read-only server
     needs_llm: bool = False
     llm_args: tuple[str, ...] = ()  # arguments listed only when the server has an LLM
+    stepwise_args: tuple[str, ...] = ()  # arguments listed only with the step tools (--stepwise)
     # One step of Q-Iter by hand (link, search, expand, fetch units): listed only on a server started
     # with `--stepwise`. q_iter walks the same steps in one call, and the four schemas were 3 KB of
     # every `tools/list` (docs/mcp.md, the tools/list budget).
@@ -66,6 +67,7 @@ def tool(
     write: bool = False,
     needs_llm: bool = False,
     llm_args: tuple[str, ...] = (),
+    stepwise_args: tuple[str, ...] = (),
     calls_llm: Callable[[Settings], bool] = _never,
     stepwise: bool = False,
 ) -> Callable[[Callable[..., Any]], ToolSpec]:
@@ -78,6 +80,7 @@ def tool(
             write=write,
             needs_llm=needs_llm,
             llm_args=llm_args,
+            stepwise_args=stepwise_args,
             calls_llm=calls_llm,
             stepwise=stepwise,
         )

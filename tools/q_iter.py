@@ -40,9 +40,17 @@ async def retrieve(
 
 
 # With llm_entities the query goes to the LLM. The lexical channel's candidates are left
-# to the CLI and the library with the ablation switches: the defaults serve, and each listed
-# argument is read by every client on every connection (docs/mcp.md, the tools/list budget).
-@tool("q_iter", "Multi-hop retrieval", READ_ONLY, llm_args=("llm_entities",), calls_llm=always)
+# to the CLI and the library with the ablation switches, and its weight is listed only beside the
+# step tools (a stepwise walk compares itself with Q-Iter without it): the defaults serve, and each
+# listed argument is read by every client on every connection (docs/mcp.md, the tools/list budget).
+@tool(
+    "q_iter",
+    "Multi-hop retrieval",
+    READ_ONLY,
+    llm_args=("llm_entities",),
+    stepwise_args=("lexical_weight",),
+    calls_llm=always,
+)
 async def q_iter(
     corpus: Corpus,
     query: Query,

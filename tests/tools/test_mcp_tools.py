@@ -44,6 +44,8 @@ READ_TOOLS = {
     "get_units",
     "list_corpora",
     "list_documents",
+    "themes",
+    "global_search",
 }
 # Left out of a read-only server: the tools that write, and job_status (no jobs run there).
 WRITE_TOOLS = {"index_corpus", "job_status", "cancel_job", "delete_documents"}
