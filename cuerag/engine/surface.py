@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from cuerag.communities.browse import ThemeListing
+from cuerag.communities.theme_search import GlobalSearchResult
 from cuerag.config import QIterParams, Settings
 from cuerag.engine.reports import CorpusInfo, DeleteReport
 from cuerag.graph.catalog import DocumentPage
@@ -19,6 +21,7 @@ from cuerag.retrieval.answering import AnswerResult
 from cuerag.retrieval.explain import ExplainedResult
 from cuerag.retrieval.filters import DocFilter
 from cuerag.retrieval.results import Anchor, ChunkNode, EntityExpansion, Method, UnitHit, UnitNode
+from cuerag.text.tools import TextTools
 
 
 class RetrieverView(Protocol):
@@ -52,6 +55,9 @@ class Engine(Protocol):
 
     @property
     def has_llm(self) -> bool: ...
+
+    @property
+    def text(self) -> TextTools: ...
 
     def corpora(self) -> list[str]: ...
 
@@ -126,5 +132,11 @@ class Engine(Protocol):
         llm_entities: bool = False,
         filter: DocFilter | None = None,
     ) -> AnswerResult: ...
+
+    def global_search(self, corpus: str, question: str, *, budget_tokens: int = 2000) -> GlobalSearchResult: ...
+
+    def themes(
+        self, corpus: str, *, theme_id: str | None = None, level: int = 0, offset: int = 0, limit: int = 20
+    ) -> ThemeListing: ...
 
     def close(self) -> None: ...

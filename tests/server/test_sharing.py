@@ -89,6 +89,11 @@ async def test_two_servers_and_the_cli_share_one_index_and_survive_the_owner_kil
                         assert hits and hits[0]["doc_id"].startswith(corpus)
                 units = await call(second, "search_units", corpus="beta", query="station 3 engineer", k=2)
                 assert units["units"]
+                # The theme tools through the owner too (their results cross the socket).
+                found = await call(second, "global_search", corpus="beta", query="What do these notes cover?")
+                assert found["corpus"] == "beta"
+                listing = await call(second, "themes", corpus="beta")
+                assert listing["corpus"] == "beta"
                 cli = _cli(data, "query", "Who built station 1?", "--corpus", "alpha", "--json")
                 assert cli.returncode == 0, cli.stderr
                 assert f"{SERVED} {owner}" in cli.stderr

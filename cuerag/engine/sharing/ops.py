@@ -13,6 +13,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
+from cuerag.communities.browse import ThemeListing
+from cuerag.communities.theme_search import GlobalSearchResult
 from cuerag.config import QIterParams
 from cuerag.engine.facade import CueRag
 from cuerag.engine.reports import CorpusInfo, DeleteReport
@@ -95,6 +97,18 @@ class QueryArgs(CorpusArgs):
     method: Method = "qiter"
     llm_entities: bool = False
     filter: DocFilter | None = None
+
+
+class GlobalSearchArgs(CorpusArgs):
+    question: str
+    budget_tokens: int
+
+
+class ThemesArgs(CorpusArgs):
+    theme_id: str | None
+    level: int
+    offset: int
+    limit: int
 
 
 class ScopedArgs(CorpusArgs):
@@ -216,6 +230,18 @@ OPS: dict[str, Op] = {
     ),
     "query": Op(QueryArgs, _adapter(ExplainedResult), True, _query),
     "answer": Op(QueryArgs, _adapter(AnswerResult), True, _answer),
+    "global_search": Op(
+        GlobalSearchArgs,
+        _adapter(GlobalSearchResult),
+        True,
+        lambda e, a, p: e.global_search(a.corpus, a.question, budget_tokens=a.budget_tokens),
+    ),
+    "themes": Op(
+        ThemesArgs,
+        _adapter(ThemeListing),
+        True,
+        lambda e, a, p: e.themes(a.corpus, theme_id=a.theme_id, level=a.level, offset=a.offset, limit=a.limit),
+    ),
     "retriever.note": Op(ScopedArgs, _adapter(str | None), True, lambda e, a, p: e.retriever(a.corpus, a.filter).note),
     "retriever.query_mentions": Op(
         MentionsArgs, _adapter(list[str]), True, lambda e, a, p: e.retriever(a.corpus, a.filter).query_mentions(a.query)

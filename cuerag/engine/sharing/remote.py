@@ -23,6 +23,8 @@ from multiprocessing.connection import Client, Connection
 from pathlib import Path
 from typing import Any, TypeVar
 
+from cuerag.communities.browse import ThemeListing
+from cuerag.communities.theme_search import GlobalSearchResult
 from cuerag.config import Settings
 from cuerag.engine.facade import CueRag
 from cuerag.engine.reports import CorpusInfo, DeleteReport
@@ -40,6 +42,7 @@ from cuerag.retrieval.answering import AnswerResult
 from cuerag.retrieval.explain import ExplainedResult
 from cuerag.retrieval.filters import DocFilter
 from cuerag.retrieval.results import Anchor, ChunkNode, EntityExpansion, UnitHit, UnitNode
+from cuerag.text.tools import TextTools
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +97,7 @@ class RemoteEngine:
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self._held: CueRag | None = None  # this process's own engine, once it took over
+        self._text = TextTools()
         self._standby_conn: Connection | None = None
         self._hello: ops.Hello = self._once("hello", ops.NoArgs(), _Callbacks())  # OwnerGone: none answers
         if standby:
@@ -113,6 +117,11 @@ class RemoteEngine:
     @property
     def has_llm(self) -> bool:
         return bool(self._hello.has_llm)
+
+    @property
+    def text(self) -> TextTools:
+        # The tokenizer that sizes results runs here: it needs nothing of the index.
+        return self._text
 
     def corpora(self) -> list[str]:
         result: list[str] = self.call("corpora", ops.NoArgs())
@@ -210,6 +219,20 @@ class RemoteEngine:
     def answer(self, corpus: str, question: str, **options: Any) -> AnswerResult:
         """As `CueRag.answer`, answered by the owner."""
         result: AnswerResult = self.call("answer", ops.QueryArgs(corpus=corpus, question=question, **options))
+        return result
+
+    def global_search(self, corpus: str, question: str, *, budget_tokens: int = 2000) -> GlobalSearchResult:
+        """As `CueRag.global_search`, answered by the owner."""
+        args = ops.GlobalSearchArgs(corpus=corpus, question=question, budget_tokens=budget_tokens)
+        result: GlobalSearchResult = self.call("global_search", args)
+        return result
+
+    def themes(
+        self, corpus: str, *, theme_id: str | None = None, level: int = 0, offset: int = 0, limit: int = 20
+    ) -> ThemeListing:
+        """As `CueRag.themes`, answered by the owner."""
+        args = ops.ThemesArgs(corpus=corpus, theme_id=theme_id, level=level, offset=offset, limit=limit)
+        result: ThemeListing = self.call("themes", args)
         return result
 
     def close(self) -> None:
