@@ -28,6 +28,7 @@ from server.tool_adapter import make_tool
 from tools import TOOLS, AppState, ToolSpec
 from tools.common import llm_is_remote
 from tools.jobs import JobLimits, Jobs
+from tools.list_corpora import DESCRIBED_IN, corpus_note
 from tools.prompts import DESCRIPTION as RESEARCH_DESCRIPTION
 from tools.prompts import NAME as RESEARCH
 from tools.prompts import SENSEMAKING, SENSEMAKING_DESCRIPTION, SENSEMAKING_TITLE, research, sensemaking
@@ -146,7 +147,12 @@ def build_server(
             # end with the server, each stopped at its next step before the engine closes.
             async with anyio.create_task_group() as task_group:
                 jobs = Jobs(task_group, JobLimits(server_settings.max_jobs, server_settings.kept_jobs))
-                holder.state = AppState(engine=engine, jobs=jobs, allowed_roots=list(server_settings.allowed_roots))
+                holder.state = AppState(
+                    engine=engine,
+                    jobs=jobs,
+                    allowed_roots=list(server_settings.allowed_roots),
+                    corpus_descriptions=dict(server_settings.corpus_descriptions),
+                )
                 log.info("engine ready: corpora %s", engine.corpora())
                 try:
                     yield holder.state
@@ -175,6 +181,7 @@ def build_server(
                 llm=engine_settings.llm_provider != "none",
                 stepwise=server_settings.stepwise,
                 open_world=llm_is_remote(engine_settings) and spec.calls_llm(engine_settings),
+                note=corpus_note(server_settings.corpus_descriptions) if spec.name in DESCRIBED_IN else "",
             )
             for spec in TOOLS
             if _listed(spec, engine_settings, server_settings)

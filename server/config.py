@@ -14,6 +14,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 # (`openssl rand -hex 16` gives 32). An empty one is refused for another reason: `--token "$TOKEN"`
 # with TOKEN unset reads as "no auth" to the shell user and must not start a server at all.
 MIN_TOKEN_LENGTH = 16
+# One corpus's description, in characters: a sentence or two, read by every client in tools/list.
+MAX_CORPUS_DESCRIPTION = 300
 
 
 def is_loopback(host: str) -> bool:
@@ -44,6 +46,14 @@ class ServerSettings(BaseSettings):
         default=False,
         description="Also list the step-by-step tools (link_entities, search_units, expand_entity, get_units).",
     )
+    # The operator says what each corpus holds (as mcp-server-qdrant lets one describe a
+    # collection): list_corpora shows it, and the descriptions of the tools that take a corpus
+    # carry it, bounded (`tools.corpus_notes`), for clients that never call list_corpora.
+    corpus_descriptions: dict[str, str] = Field(
+        default_factory=dict,
+        description="What each corpus holds and when to search it, by corpus name (JSON object in the "
+        "environment; --describe NAME=TEXT).",
+    )
     max_jobs: int = Field(default=4, ge=1, le=64, description="Background jobs (index runs, watches) run at once.")
     kept_jobs: int = Field(default=32, ge=1, le=10_000, description="Finished jobs remembered for job_status.")
     request_timeout_s: float = Field(
@@ -57,6 +67,17 @@ class ServerSettings(BaseSettings):
         description="Browser origins (scheme://host[:port]) allowed to call the HTTP server, besides "
         "the bound address itself (JSON list in the environment).",
     )
+
+    @field_validator("corpus_descriptions")
+    @classmethod
+    def _descriptions_bounded(cls, found: dict[str, str]) -> dict[str, str]:
+        for name, text in found.items():
+            if not 1 <= len(name) <= 64 or not text.strip() or len(text) > MAX_CORPUS_DESCRIPTION:
+                raise ValueError(
+                    f"a corpus description needs a corpus name (1-64 characters) and 1-{MAX_CORPUS_DESCRIPTION} "
+                    f"characters of text; got {name[:64]!r} with {len(text)} characters"
+                )
+        return {name: " ".join(text.split()) for name, text in found.items()}
 
     @field_validator("token")
     @classmethod

@@ -40,6 +40,12 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, ServerSettings]
         dest="allowed_origins",
         help="Browser origin allowed to call the HTTP server, e.g. https://app.example (repeatable).",
     )
+    parser.add_argument(
+        "--describe",
+        action="append",
+        metavar="NAME=TEXT",
+        help="What corpus NAME holds and when to search it (repeatable) [env CUERAG_MCP_CORPUS_DESCRIPTIONS].",
+    )
     parser.add_argument("--data-dir", help="Where indexes live [env CUERAG_DATA_DIR].")
     args = parser.parse_args(argv)
     server_overrides: dict[str, Any] = {
@@ -48,8 +54,20 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, ServerSettings]
         if v is not None
         and k in {"transport", "host", "port", "token", "read_only", "stepwise", "allowed_roots", "allowed_origins"}
     }
+    if args.describe:
+        server_overrides["corpus_descriptions"] = _descriptions(args.describe)
     engine_overrides: dict[str, Any] = {"data_dir": args.data_dir} if args.data_dir else {}
     return Settings(**engine_overrides), ServerSettings(**server_overrides)
+
+
+def _descriptions(pairs: list[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep:
+            raise ValueError(f"--describe takes NAME=TEXT, got {pair[:80]!r}")
+        found[name.strip()] = text
+    return found
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -106,7 +106,9 @@ class CueTool(Tool):
         return self.fn_metadata.convert_result(result)
 
 
-def make_tool(spec: ToolSpec, *, llm: bool = False, stepwise: bool = False, open_world: bool = False) -> CueTool:
+def make_tool(
+    spec: ToolSpec, *, llm: bool = False, stepwise: bool = False, open_world: bool = False, note: str = ""
+) -> CueTool:
     """The MCP tool for a registry entry. Unknown argument names are refused: the SDK drops them
     silently, so a misspelt `topn=2` would run with the default and the agent never learn why.
     Types are checked strictly, for every parameter: the schema says integer, so `"3"`, `true` and
@@ -114,8 +116,9 @@ def make_tool(spec: ToolSpec, *, llm: bool = False, stepwise: bool = False, open
     lax parsing reads as false, but `"nope"` as an error): what the schema shows is what is
     accepted, as with other servers' schemas. A float takes an integer (JSON has one number type),
     and lists and objects sent as JSON text are still parsed by the SDK first. `open_world`: a call
-    can send text to an LLM off this machine, which the annotations then say."""
-    description = " ".join((spec.fn.__doc__ or "").split())  # the docstring without its indentation
+    can send text to an LLM off this machine, which the annotations then say. `note`: a sentence
+    added to the description (the operator's word on the corpora)."""
+    description = " ".join([*(spec.fn.__doc__ or "").split(), *note.split()])  # without the indentation
     annotations = spec.annotations.model_copy(update={"open_world_hint": True}) if open_world else spec.annotations
     base = Tool.from_function(
         spec.fn, name=spec.name, title=spec.title, description=description, annotations=annotations

@@ -32,6 +32,7 @@ class AppState:
     engine: Engine  # this process's CueRag, or the one serving the data directory (cuerag.engine.sharing)
     jobs: Jobs
     allowed_roots: list[Path] = field(default_factory=list)
+    corpus_descriptions: dict[str, str] = field(default_factory=dict)  # the operator's, by corpus name
 
 
 def _never(_: Settings) -> bool:

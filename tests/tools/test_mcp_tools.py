@@ -23,6 +23,7 @@ from cuerag import CueRag, QIterParams, Settings
 from cuerag.models.loading import Models
 from server.app import build_server
 from server.config import ServerSettings
+from server.main import parse_args
 
 pytestmark = pytest.mark.anyio
 
@@ -164,6 +165,33 @@ async def test_retrieval_tool_schemas_equal_the_parameter_models_ranges(session:
                 field_name,
             )
     assert tools["q_iter"].input_schema["properties"]["depth"]["minimum"] == 0  # anchoring only, as in the engine
+
+
+async def test_the_operators_corpus_descriptions_reach_list_corpora_and_the_tool_descriptions(
+    models: Models, tmp_path: Path
+) -> None:
+    described = {"notes": "Team notes: incidents, runbooks, on-call. Search it for how our servers are run."}
+    server = make_server(models, tmp_path, roots=[SAMPLE_CORPUS.parent], server={"corpus_descriptions": described})
+    async with Client(server) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        note = "Corpora: notes: Team notes: incidents, runbooks, on-call. Search it for how our servers are run."
+        for name in ("q_iter", "global_search", "list_corpora"):
+            assert (tools[name].description or "").endswith(note), name
+        assert note not in (tools["dense_search"].description or "")  # bounded: three tools carry it
+        await call(
+            client, "index_corpus", corpus="notes", documents=[{"title": "Kestrel", "text": "Kestrel runs Debian 12."}]
+        )
+        listed = (await call(client, "list_corpora"))["corpora"]
+        assert [(c["name"], c["description"]) for c in listed] == [("notes", described["notes"])]
+
+
+def test_a_corpus_description_is_bounded_and_given_as_name_equals_text() -> None:
+    _, server = parse_args(["--describe", "notes=What the team wrote down."])
+    assert server.corpus_descriptions == {"notes": "What the team wrote down."}
+    with pytest.raises(ValueError, match="NAME=TEXT"):
+        parse_args(["--describe", "notes"])
+    with pytest.raises(ValueError, match="1-300 characters"):
+        parse_args(["--describe", "notes=" + "x" * 301])
 
 
 async def test_read_only_mode_hides_the_write_tools(models: Models, tmp_path: Path) -> None:
