@@ -93,7 +93,22 @@ def full_state(engine: CueRag) -> dict[str, Any]:
     # The theme hierarchy (issue 32): the stored communities, and no theme point left over.
     themes = load_themes(engine.store, CORPUS)
     assert themes is not None
-    hierarchy = {t: (r.level, r.documents, r.parent, r.children, r.title) for t, r in themes.reports.items()}
+    # Compared by membership, not by id: ids are kept stable along a corpus's history (an update
+    # matches old communities to new ones), so a run killed after the moved files' new documents
+    # were written and themed, then rerun, can number a community of wholly new members otherwise
+    # than one uninterrupted run does. What must match is the hierarchy itself: every community's
+    # level, documents, title, and its parent's and children's documents.
+    docs = {t: tuple(r.documents) for t, r in themes.reports.items()}
+    hierarchy = sorted(
+        (
+            r.level,
+            docs[t],
+            r.title,
+            docs.get(r.parent) if r.parent else None,
+            sorted(docs[c] for c in r.children if c in docs),
+        )
+        for t, r in themes.reports.items()
+    )
     leftover[THEMES] = engine.store.count(collection_name(CORPUS, THEMES)) - len(themes.reports) - 1
     return {
         "chunks": chunks,
