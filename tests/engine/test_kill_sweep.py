@@ -246,7 +246,7 @@ def test_an_unchanged_file_is_one_whose_documents_are_complete(models: Models, t
     engine = CueRag(settings(data), models=models)
     assert served(engine) == {}  # none of the file's documents until all of them are stored
     report = engine.index_paths(CORPUS, [folder], sync=True)
-    assert (len(report.added), len(report.skipped)) == (1, 0)  # read again, not "unchanged"
+    assert (len(report.added), report.files["skipped"]) == (1, 0)  # read again, not "unchanged"
     assert len(served(engine)["records.jsonl"]) == 30
     engine.close()
 

@@ -64,7 +64,7 @@ def test_an_edited_file_replaces_its_earlier_version(engine: CueRag, tmp_path: P
     engine.index_paths("cams", [folder])
 
     lumen.write_text(LUMEN_50)
-    report = engine.index_paths("cams", [folder])
+    report = engine.index_paths("cams", [folder], full_report=True)  # lists the unchanged file too
     assert (report.documents_added, report.documents_replaced, report.documents_unchanged) == (0, 1, 1)
     assert paths_of(report.changed) == ["lumen-x3.md"] and paths_of(report.skipped) == ["orbit-z.md"]
     assert report.chunks_removed == 1
@@ -73,7 +73,7 @@ def test_an_edited_file_replaces_its_earlier_version(engine: CueRag, tmp_path: P
     top = engine.query("cams", "How many megapixels does the Lumen X3 sensor have?").chunks[0]
     assert "50 megapixels" in top.text and top.doc_id == "lumen-x3.md"
     # Named as a file, the same file has the same identity (its root is its own folder).
-    assert engine.index_paths("cams", [lumen]).skipped[0].reason == "unchanged"
+    assert engine.index_paths("cams", [lumen], full_report=True).skipped[0].reason == "unchanged"
 
 
 # ---- sync ---------------------------------------------------------------------------------------
@@ -99,7 +99,7 @@ def test_sync_follows_the_folder_and_ends_equal_to_a_fresh_index(make_engine, tm
     assert first.documents_added == 5
 
     again = engine.index_paths("vault", [vault], sync=True)  # nothing changed: every file skipped unread
-    assert len(again.skipped) == 4 and not (again.added or again.changed or again.removed or again.failed)
+    assert again.files["skipped"] == 4 and not (again.added or again.changed or again.removed or again.failed)
     assert (again.documents_added, again.documents_unchanged, again.chunks_added) == (0, 5, 0)
 
     (vault / "lumen-x3.md").write_text(LUMEN_50)  # changed
@@ -107,7 +107,7 @@ def test_sync_follows_the_folder_and_ends_equal_to_a_fresh_index(make_engine, tm
     write(vault / "guide" / "lenses.md", "# Lenses\n\nA prime lens has one focal length.\n")  # added
     gear = json.loads((vault / "gear.json").read_text())
     (vault / "gear.json").write_text(json.dumps(gear[:1]))  # one record gone, one kept as it was
-    report = engine.index_paths("vault", [vault], sync=True)
+    report = engine.index_paths("vault", [vault], sync=True, full_report=True)
     assert paths_of(report.added) == ["lenses.md"]
     assert paths_of(report.changed) == ["gear.json", "lumen-x3.md"]
     assert paths_of(report.removed) == ["orbit-z.md"]
@@ -129,7 +129,7 @@ def test_sync_follows_the_folder_and_ends_equal_to_a_fresh_index(make_engine, tm
     assert_graphs_equal(engine.graph("vault"), load_graph(engine.store, "vault", dim=engine.models.embedder.dim))
     assert point_counts(engine, "vault") == point_counts(fresh, "vault")
     # The JSON file's unchanged record now carries the new file hash: the next sync skips the file.
-    assert len(engine.index_paths("vault", [vault], sync=True).skipped) == 4
+    assert engine.index_paths("vault", [vault], sync=True).files["skipped"] == 4
 
 
 def test_sync_removes_only_what_came_from_the_synced_folder(engine: CueRag, tmp_path: Path) -> None:
@@ -163,7 +163,7 @@ def test_sync_after_a_crash_between_writing_and_deleting_reaches_the_same_state(
     with pytest.raises(KeyboardInterrupt):
         engine.index_paths("vault", [vault], sync=True)
     monkeypatch.undo()
-    rerun = engine.index_paths("vault", [vault], sync=True)
+    rerun = engine.index_paths("vault", [vault], sync=True, full_report=True)
     assert paths_of(rerun.removed) == ["orbit-z.md"] and paths_of(rerun.skipped) == [
         "batteries.txt",
         "gear.json",
@@ -434,7 +434,7 @@ async def test_mcp_index_corpus_sync_strict_and_file_lists(models: Models, tmp_p
         (vault / "orbit-z.md").unlink()
         (vault / "lumen-x3.md").write_text(LUMEN_50)
         write(vault / "broken.json", "{")
-        report = await index(sync=True)
+        report = await index(sync=True, full_report=True)  # unchanged files listed, not only counted
         assert names(report["changed"]) == ["lumen-x3.md"] and names(report["removed"]) == ["orbit-z.md"]
         assert names(report["skipped"]) == ["batteries.txt", "gear.json"]
         assert [(Path(f["path"]).name, f["reason"][:14]) for f in report["failed"]] == [

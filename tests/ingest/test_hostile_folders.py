@@ -209,7 +209,7 @@ def test_file_names_that_are_not_utf8_stay_apart(engine: CueRag, tmp_path: Path)
     assert sorted(Path(f.path).name for f in report.added) == ["x\\xfe.txt", "x\\xff.txt"]
     assert sorted(set(engine.graph("hostile-names").chunk_docs)) == ["x\\xfe.txt", "x\\xff.txt"]
     again = engine.index_paths("hostile-names", [tmp_path], sync=True)
-    assert (len(again.skipped), again.added, again.changed) == (2, [], [])
+    assert (again.files["skipped"], again.added, again.changed) == (2, [], [])
 
 
 # ---- watching -----------------------------------------------------------------------------------

@@ -112,7 +112,7 @@ def test_a_corpus_indexed_with_the_bug_is_repaired_without_embedding_again(engin
     assert report.repaired == 2
     # Repaired once: the next run finds nothing stale and skips every file.
     again = engine.index_paths("lt", [folder])
-    assert again.repaired == 0 and len(again.skipped) == len(FILES)
+    assert again.repaired == 0 and again.files["skipped"] == len(FILES)
     assert edges(engine, "lt") == EDGES
 
 

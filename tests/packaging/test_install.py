@@ -115,7 +115,7 @@ async def test_offline_venv_installs_and_serves(wheelhouse: Path, tmp_path: Path
     with (tmp_path / "stderr.log").open("w") as errlog:
         async with Client(stdio_client(params, errlog=errlog)) as client:
             listed = {t.name for t in (await client.list_tools()).tools}
-            assert listed == {t.name for t in TOOLS if not t.needs_llm}  # no LLM configured
+            assert listed == {t.name for t in TOOLS if not (t.needs_llm or t.stepwise)}  # no LLM, no --stepwise
             indexed = await client.call_tool("index_corpus", {"corpus": "sample", "paths": [str(sample)]})
             assert not indexed.is_error, indexed.content
             found = await client.call_tool("q_iter", {"corpus": "sample", "query": TOY})

@@ -61,12 +61,13 @@ def data_dir(models: Models, tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def http_url(data_dir: Path) -> Iterator[str]:
     # running_server serves `<tmp>/data`: the indexed directory's parent.
-    with running_server(data_dir.parent, "--token", TOKEN) as url:
+    with running_server(data_dir.parent, "--token", TOKEN, "--stepwise") as url:
         yield url
 
 
 def _stdio_command(data_dir: Path) -> list[str]:
-    return [sys.executable, "-m", "server.main", "--data-dir", str(data_dir)]
+    # --stepwise: every tool is driven, the step-by-step ones too.
+    return [sys.executable, "-m", "server.main", "--data-dir", str(data_dir), "--stepwise"]
 
 
 def _env() -> dict[str, str]:
