@@ -156,6 +156,11 @@ def update_themes(graph: Graph, old: ThemeSet | None, *, rebuild_drift: float | 
     versions = doc_versions(graph, docs)
     if old is not None and old.doc_versions == versions:
         return ThemeUpdate(themes=old, changed=[], drift=old.drift, rebuilt=False)
+    if len(docs) == 0:
+        # Every document deleted: no community is left (clustering nothing has no statistics).
+        # The id counters stay, so a community made later never takes an id an old one had.
+        emptied = ThemeSet(reports={}, doc_versions={}, next_ids=dict(old.next_ids) if old is not None else {})
+        return ThemeUpdate(themes=emptied, changed=[], drift=0.0, rebuilt=False)
     fresh, noise_of, writer = fresh_hierarchy(graph, docs)
     next_ids = dict(old.next_ids) if old is not None else {}
     if old is None:

@@ -180,3 +180,16 @@ def test_themes_pages_and_refuses_bad_ids_and_levels(shared: tuple[CueRag, Path]
         engine.themes(CORPUS, theme_id="L9.99")
     with pytest.raises(ParameterError, match="has no theme level 40"):
         engine.themes(CORPUS, level=40)
+
+
+def test_deleting_every_document_leaves_no_theme_and_no_error(live: tuple[CueRag, Path]) -> None:
+    engine, folder = live
+    every = [d.doc_id for d in engine.list_documents(CORPUS, limit=200).documents]
+    report = engine.delete_documents(CORPUS, every)
+    assert report.themes is not None and report.themes.communities == 0
+    stored = load_themes(engine.store, CORPUS)
+    assert stored is not None and stored.reports == {}
+    assert engine.themes(CORPUS).themes == []
+    # Indexed again, the corpus has themes again.
+    engine.index_paths(CORPUS, [folder])
+    assert engine.themes(CORPUS).themes

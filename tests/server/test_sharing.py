@@ -38,7 +38,11 @@ def _docs(prefix: str, n: int) -> list[dict[str, str]]:
 
 def _server(data: Path) -> StdioServerParameters:
     return StdioServerParameters(
-        command=PYTHON, args=["-m", "server.main", "--data-dir", str(data)], cwd=str(ROOT), env=server_env()
+        # --stepwise: search_units too crosses the socket (a retriever's call made by the owner).
+        command=PYTHON,
+        args=["-m", "server.main", "--data-dir", str(data), "--stepwise"],
+        cwd=str(ROOT),
+        env=server_env(),
     )
 
 
