@@ -13,6 +13,7 @@ CORPUS = "sample"
 TOY = "When did the 1979-80 European Cup winner win the FA Cup?"
 DOC_ID = "nottingham-forest-fa-cup"
 TEMPLATE = "cuerag://{corpus}/documents/{+doc_id}"
+THEME_TEMPLATE = "cuerag://{corpus}/themes/{theme_id}"
 # An id no job has (jobs are 12 hex digits): what cancel_job says of it is the check where no job
 # can outlive the call that started it (the Inspector over stdio starts a server per call).
 NO_JOB = "000000000000"
@@ -141,7 +142,7 @@ def check(step: Step, result: dict[str, Any]) -> None:
     elif method == "resources/list":
         assert "config://server" in [r["uri"] for r in result["resources"]], label
     elif method == "resources/templates/list":
-        assert [t["uriTemplate"] for t in result["resourceTemplates"]] == [TEMPLATE], label
+        assert sorted(t["uriTemplate"] for t in result["resourceTemplates"]) == [TEMPLATE, THEME_TEMPLATE], label
     elif method == "resources/read":
         text = result["contents"][0]["text"]
         assert ("FA Cup" in text) if params["uri"].startswith("cuerag:") else CORPUS in text, label

@@ -234,6 +234,7 @@ async def test_index_paths_report(session: Session) -> None:
         "chunks": 15,
         "units": totals["units"],
         "entities": totals["entities"],
+        "description": None,  # none given by the operator (--describe)
     }
 
 
@@ -587,6 +588,7 @@ async def test_list_corpora_sizes(session: Session) -> None:
         "chunks": len(graph.chunk_ids),
         "units": graph.sizes["units"],
         "entities": graph.sizes["entities"],
+        "description": None,
     }
 
 
