@@ -427,7 +427,8 @@ async def test_mcp_thousands_of_tiny_documents(mcp: Mcp) -> None:
     assert report["totals"]["documents"] == report["totals"]["chunks"] == 3000
     assert report["totals"]["units"] == len(first) + len(second)  # sentences shared across documents are one unit
     listed = next(c for c in (await ok(mcp.client, "list_corpora"))["corpora"] if c["name"] == "tiny")
-    assert listed == {"name": "tiny", **{k: report["totals"][k] for k in ("documents", "chunks", "units", "entities")}}
+    sizes = {k: report["totals"][k] for k in ("documents", "chunks", "units", "entities")}
+    assert listed == {"name": "tiny", **sizes, "description": None}
     (hit,) = (await ok(mcp.client, "dense_search", corpus="tiny", query=docs[1234]["text"], top_n=1))["chunks"]
     assert hit["doc_id"] == "tiny-1234"
     again = await ok(mcp.client, "index_corpus", corpus="tiny", documents=docs)
