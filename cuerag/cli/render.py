@@ -79,10 +79,16 @@ def print_report(report: IndexReport, *, told: Mapping[str, str] | None = None) 
         share = f" ({t.seconds / report.elapsed_seconds:.0%} of the run)" if report.elapsed_seconds else ""
         out.print(
             f"themes: {t.communities} communities in {t.levels} levels, {t.written} written, {t.removed} removed, "
-            f"drift {t.drift:.2f} (noise {t.noise:.2f}){', rebuilt' if t.rebuilt else ''}, {t.seconds:.1f}s{share}",
+            f"drift {t.drift:.2f} (noise {t.noise:.2f}{_carried(t.unmeasured)}){', rebuilt' if t.rebuilt else ''}, "
+            f"{t.seconds:.1f}s{share}",
             markup=False,
         )
     out.print("totals: " + ", ".join(f"{k} {v}" for k, v in report.totals.items()))
+
+
+def _carried(unmeasured: int) -> str:
+    """A carried drift says how many documents changed since it was measured."""
+    return f"; measured before the last {unmeasured} document change(s)" if unmeasured else ""
 
 
 def print_result(result: ExplainedResult, *, show_trace: bool) -> None:

@@ -7,12 +7,14 @@ An update starts from the stored hierarchy (`ThemeSet`) and the new snapshot:
   document (cosine of document vectors) and that leaf's ancestors; a changed document stays where
   it was. Only the reports of communities whose members, parent or children changed, or that hold
   a changed document, are written again: the others keep their stored point.
-* **drift**: a fresh clustering of the new snapshot is made each time (the clustering is the cheap
-  part: the document graph and Leiden, against the reports and the store writes), and drift =
-  1 − the size-weighted mean, over the incremental leaves, of their best Jaccard overlap with a
-  fresh leaf. When it passes the corpus's own noise (Leiden's drift between two seeds, measured at
-  the last build) plus `REBUILD_MARGIN`, the fresh hierarchy is
-  adopted instead, its communities taking the ids of the old ones they match.
+* **drift**: once the documents added, changed or deleted since drift was last measured reach
+  `DRIFT_CHECK_SHARE` of the corpus, the new snapshot is clustered afresh and drift = 1 − the
+  size-weighted mean, over the incremental leaves, of their best Jaccard overlap with a fresh leaf.
+  When it passes the corpus's own noise (Leiden's drift between two seeds, measured at the last
+  build) plus `REBUILD_MARGIN`, the fresh hierarchy is adopted instead, its communities taking the
+  ids of the old ones they match. A smaller change carries the last measured drift and counts
+  itself in `unmeasured`, so editing one file of a large corpus costs its reports and the TF-IDF
+  statistics, not a clustering of the whole corpus.
 
 Matching (fresh → old ids), level by level: pairs of a fresh and an old community ranked by the
 Jaccard of their member documents (documents still in the corpus), taken greedily, best first, when
@@ -45,6 +47,13 @@ MATCH_JACCARD = 0.5
 # between the fresh build and one with another seed, stored in the manifest), and a rebuild is
 # worth its churn of ids only `REBUILD_MARGIN` above it.
 REBUILD_MARGIN = 0.15
+# A corpus is clustered afresh to measure drift once this share of its documents has been added,
+# changed or deleted since the last measure. Placing a few documents by their nearest neighbour
+# cannot move the hierarchy far from a fresh build: with 5 % of the documents placed, the leaves
+# they join account for at most that share of the size-weighted Jaccard, well under
+# `REBUILD_MARGIN`; and the clustering is what an update of a large corpus spends its time on
+# (about 24 s of 2Wiki's 6,119 documents, docs/global.md).
+DRIFT_CHECK_SHARE = 0.05
 
 
 @dataclass(frozen=True)
@@ -53,6 +62,7 @@ class ThemeUpdate:
     changed: list[str]  # community ids whose report was (re)written
     drift: float
     rebuilt: bool
+    unmeasured: int = 0  # documents changed since `drift` was measured (0: measured by this update)
 
 
 def _members(hierarchy: Hierarchy) -> dict[str, frozenset[int]]:
@@ -135,18 +145,28 @@ def matched(fresh: Hierarchy, old: Hierarchy | None, next_ids: dict[int, int]) -
     return Hierarchy(communities=dict(sorted(communities.items())))
 
 
-def fresh_hierarchy(graph: Graph, docs: DocTable) -> tuple[Hierarchy, Callable[[], float], ReportWriter]:
-    """A fresh build, a way to measure its noise (its drift from a build with another seed), and the
-    report writer over the same statistics."""
-    tfidf, vocabulary = tfidf_vectors(docs.doc_texts(graph))
-    edges = document_edges(graph, docs, tfidf)
+def fresh_hierarchy(graph: Graph, docs: DocTable, writer: ReportWriter) -> tuple[Hierarchy, Callable[[], float]]:
+    """A fresh build and a way to measure its noise (its drift from a build with another seed)."""
+    edges = document_edges(graph, docs, writer.tfidf)
     hierarchy = hierarchical_leiden(len(docs), edges, max_cluster_size=MAX_CLUSTER_SIZE)
 
     def noise() -> float:
         reseeded = hierarchical_leiden(len(docs), edges, max_cluster_size=MAX_CLUSTER_SIZE, seed=SEED + 1)
         return round(drift(hierarchy, reseeded), 4)
 
-    return hierarchy, noise, ReportWriter(graph, docs, tfidf, vocabulary)
+    return hierarchy, noise
+
+
+def report_writer(graph: Graph, docs: DocTable) -> ReportWriter:
+    """The report writer over the corpus's TF-IDF statistics (what every update needs)."""
+    tfidf, vocabulary = tfidf_vectors(docs.doc_texts(graph))
+    return ReportWriter(graph, docs, tfidf, vocabulary)
+
+
+def touched_documents(old: ThemeSet, versions: dict[str, str]) -> int:
+    """How many documents were added, changed or deleted between `old` and `versions`."""
+    gone = old.doc_versions.keys() - versions.keys()
+    return len(gone) + sum(1 for d, v in versions.items() if old.doc_versions.get(d) != v)
 
 
 def update_themes(graph: Graph, old: ThemeSet | None, *, rebuild_drift: float | None = None) -> ThemeUpdate:
@@ -155,24 +175,35 @@ def update_themes(graph: Graph, old: ThemeSet | None, *, rebuild_drift: float | 
     docs = DocTable.build(graph)
     versions = doc_versions(graph, docs)
     if old is not None and old.doc_versions == versions:
-        return ThemeUpdate(themes=old, changed=[], drift=old.drift, rebuilt=False)
+        return ThemeUpdate(themes=old, changed=[], drift=old.drift, rebuilt=False, unmeasured=old.unmeasured)
     if len(docs) == 0:
         # Every document deleted: no community is left (clustering nothing has no statistics).
         # The id counters stay, so a community made later never takes an id an old one had.
         emptied = ThemeSet(reports={}, doc_versions={}, next_ids=dict(old.next_ids) if old is not None else {})
         return ThemeUpdate(themes=emptied, changed=[], drift=0.0, rebuilt=False)
-    fresh, noise_of, writer = fresh_hierarchy(graph, docs)
+    writer = report_writer(graph, docs)
     next_ids = dict(old.next_ids) if old is not None else {}
+    unmeasured = 0
+    noise_of: Callable[[], float] | None = None
     if old is None:
+        fresh, noise_of = fresh_hierarchy(graph, docs, writer)
         hierarchy, measured, rebuilt = matched(fresh, None, next_ids), 0.0, True
     else:
         hierarchy = incremental(old, docs, next_ids)
-        measured = round(drift(hierarchy, fresh), 4)
-        threshold = old.noise + REBUILD_MARGIN if rebuild_drift is None else rebuild_drift
-        rebuilt = measured > threshold
-        if rebuilt:
-            hierarchy = matched(fresh, stored_hierarchy(old, docs), next_ids)
-    noise = noise_of() if rebuilt or old is None else old.noise
+        unmeasured = old.unmeasured + touched_documents(old, versions)
+        measured, rebuilt = old.drift, False
+        if unmeasured >= DRIFT_CHECK_SHARE * len(docs) or rebuild_drift is not None:
+            fresh, noise_of = fresh_hierarchy(graph, docs, writer)
+            measured, unmeasured = round(drift(hierarchy, fresh), 4), 0
+            threshold = old.noise + REBUILD_MARGIN if rebuild_drift is None else rebuild_drift
+            rebuilt = measured > threshold
+            if rebuilt:
+                hierarchy = matched(fresh, stored_hierarchy(old, docs), next_ids)
+    if rebuilt and noise_of is not None:
+        noise = noise_of()
+    else:
+        assert old is not None  # a first build is always `rebuilt`
+        noise = old.noise
     changed_docs = {d for d, v in versions.items() if old is not None and old.doc_versions.get(d) not in (None, v)}
     reports: dict[str, Report] = {}
     changed: list[str] = []
@@ -191,5 +222,7 @@ def update_themes(graph: Graph, old: ThemeSet | None, *, rebuild_drift: float | 
         else:
             reports[cid] = writer.report(community)
             changed.append(cid)
-    themes = ThemeSet(reports=reports, doc_versions=versions, next_ids=next_ids, drift=measured, noise=noise)
-    return ThemeUpdate(themes=themes, changed=changed, drift=measured, rebuilt=rebuilt)
+    themes = ThemeSet(
+        reports=reports, doc_versions=versions, next_ids=next_ids, drift=measured, noise=noise, unmeasured=unmeasured
+    )
+    return ThemeUpdate(themes=themes, changed=changed, drift=measured, rebuilt=rebuilt, unmeasured=unmeasured)

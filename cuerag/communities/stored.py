@@ -47,6 +47,7 @@ class ThemeSet:
     next_ids: dict[int, int]  # level -> the next unused id number at that level
     drift: float = 0.0
     noise: float = 0.0  # the drift between this build and one with another seed (live.REBUILD_MARGIN)
+    unmeasured: int = 0  # documents added, changed or deleted since `drift` was measured (live.DRIFT_CHECK_SHARE)
 
     def point_ids(self) -> dict[str, str]:
         return {tid: point_id(report) for tid, report in self.reports.items()}
@@ -161,6 +162,7 @@ def load_themes(store: VectorStore, corpus: str) -> ThemeSet | None:
         next_ids={int(k): v for k, v in manifest["next_ids"].items()},
         drift=manifest["drift"],
         noise=manifest["noise"],
+        unmeasured=manifest.get("unmeasured", 0),
     )
 
 
@@ -190,6 +192,7 @@ def write_themes(store: VectorStore, corpus: str, themes: ThemeSet, *, dim: int,
         next_ids={str(k): v for k, v in sorted(themes.next_ids.items())},
         drift=themes.drift,
         noise=themes.noise,
+        unmeasured=themes.unmeasured,
     )
     before = store.retrieve(name, [MANIFEST_ID]) if MANIFEST_ID in there else []
     if not before or before[0].payload != stored(manifest):

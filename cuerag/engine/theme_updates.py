@@ -36,6 +36,7 @@ def update_stored_themes(parts: EngineParts, corpus: str, graph: Graph) -> Theme
         drift=update.drift,
         noise=update.themes.noise,
         rebuilt=update.rebuilt,
+        unmeasured=update.unmeasured,
         seconds=round(time.perf_counter() - started, 3),
     )
     if counts.written or counts.removed:

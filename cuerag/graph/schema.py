@@ -162,6 +162,8 @@ class ThemeManifestPayload(TypedDict):
     next_ids: dict[str, int]
     drift: float
     noise: float  # the drift of a fresh build against one with another seed: what drift is read against
+    # Documents added, changed or deleted since drift was last measured (absent before it was kept).
+    unmeasured: NotRequired[int]
 
 
 def chunk_payload(point: StoredPoint) -> ChunkPayload:

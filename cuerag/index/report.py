@@ -53,6 +53,9 @@ class ThemesReport(BaseModel):
     drift: float = 0.0
     noise: float = 0.0  # Leiden's own drift on this corpus (another seed): a rebuild comes 0.15 above it
     rebuilt: bool = False
+    # Documents added, changed or deleted since drift was measured: below 5 % of the corpus an
+    # update carries the last measure instead of clustering the whole corpus again.
+    unmeasured: int = 0
     seconds: float = 0.0
 
 

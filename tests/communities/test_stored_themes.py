@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from test_communities import BACKGROUND, PLANTED
 
+from cuerag.communities import live as live_module
+from cuerag.communities.hierarchy import hierarchical_leiden
 from cuerag.communities.live import update_themes
 from cuerag.communities.stored import load_themes, theme_ids_at
 from cuerag.config import Settings
@@ -106,6 +108,33 @@ def test_adding_a_document_keeps_the_untouched_communities_and_their_ids(live: t
     assert stored is not None
     same = {t for t, r in before.reports.items() if any(s.documents == r.documents for s in stored.reports.values())}
     assert same and all(stored.reports[t].documents == before.reports[t].documents for t in same)
+
+
+def test_a_small_change_carries_the_drift_instead_of_clustering_the_whole_corpus(
+    live: tuple[CueRag, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine, folder = live
+    before = load_themes(engine.store, CORPUS)
+    assert before is not None and before.unmeasured == 0
+    # Half the corpus may change before drift is measured again (the default share is 5 %: this
+    # corpus has 13 notes). Below it, no clustering of the corpus may run.
+    monkeypatch.setattr(live_module, "DRIFT_CHECK_SHARE", 0.5)
+
+    def no_clustering(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the whole corpus was clustered for a one-document change")
+
+    monkeypatch.setattr(live_module, "hierarchical_leiden", no_clustering)
+    _write(folder, {"derby.md": "# A football derby\nTwo football clubs of one city meet in a derby."})
+    engine.index_paths(CORPUS, [folder])
+    carried = load_themes(engine.store, CORPUS)
+    assert carried is not None and carried.unmeasured == 1 and carried.drift == before.drift
+    assert any("derby.md" in r.documents for r in carried.reports.values())
+    # Changes add up: once they reach the share, the next update clusters afresh and measures.
+    monkeypatch.setattr(live_module, "hierarchical_leiden", hierarchical_leiden)
+    monkeypatch.setattr(live_module, "DRIFT_CHECK_SHARE", 2 / 14)
+    engine.delete_documents(CORPUS, ["orbit.md"])
+    measured = load_themes(engine.store, CORPUS)
+    assert measured is not None and measured.unmeasured == 0
 
 
 def test_a_forced_rebuild_matches_old_ids_by_overlap(live: tuple[CueRag, Path]) -> None:
