@@ -14,10 +14,11 @@ import time
 import numpy as np
 
 from cuerag.communities.archrag import archrag_search
+from cuerag.communities.aspects import aspect_bonus, question_aspects
 from cuerag.communities.index import CommunityIndex
 from cuerag.communities.leanrag import leanrag_search
-from cuerag.communities.relevance import relevance
-from cuerag.communities.search import document_scores
+from cuerag.communities.relevance import per_doc_max, relevance, specific_dense
+from cuerag.communities.search import document_scores, scaled
 from cuerag.config import QIterParams
 from cuerag.retrieval.qiter import q_iter
 from cuerag.retrieval.results import Method, RetrievalResult, chunk_hit
@@ -44,6 +45,15 @@ def global_ranking(
     walk_docs = [position[doc] for doc in dict.fromkeys(hit.doc_id for hit in walk.chunks)]
     rel = relevance(graph, docs, retriever.lexical_scores(question).chunks, qvec, walk_docs)
     scores = document_scores(index.hierarchy, rel)
+    aspects = question_aspects(question)
+    if aspects:
+        vectors = retriever.embed_queries(aspects)
+        per_aspect = [
+            specific_dense(docs, per_doc_max(graph.chunk_vectors @ v, docs.chunk_doc, len(docs)), v) for v in vectors
+        ]
+        bonus = aspect_bonus(per_aspect)
+        if bonus is not None:
+            scores = scaled(scores) + bonus
     out: list[tuple[int, float]] = []
     for d in np.argsort(-scores, kind="stable"):
         chunk = rel.best_chunk(docs, int(d))

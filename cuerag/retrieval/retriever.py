@@ -131,6 +131,10 @@ class Retriever:
     def embed_query(self, query: str) -> np.ndarray:
         return self._models.embedder.encode([query])[0]
 
+    def embed_queries(self, queries: Sequence[str]) -> np.ndarray:
+        """Several queries' vectors in one call to the embedder (one row each)."""
+        return self._models.embedder.encode(list(queries))
+
     def query_vector(self, query: str, subtract_unit_ids: Sequence[str] = ()) -> np.ndarray:
         """The query's vector minus the vectors of the given units (Q-Iter's update φ − φ(k))."""
         vector = self.embed_query(query)
