@@ -1,14 +1,18 @@
 """One index, many processes (issue 31 item 5, issue 30 item 7): what the CLI's query costs
 through a running server against loading the models itself, and a scripted mixed run.
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/sharing.py [--ops 12] [--queries 3] [--work /tmp/cuerag-sharing]
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/sharing.py [--ops 12] [--clients 2] [--queries 3]
+        [--mixed-only] [--work /tmp/cuerag-sharing]
 
 Prints: the wall time of `cuerag query` (a fresh process: Python start, imports, the query) on the
-bundled sample corpus, with a process serving the data directory and without one; then a mixed
-run: a holder process opens the data directory first (as the first MCP server would), two client
-processes attach and each makes `--ops` operations (an index of a new document into its own corpus,
-then a query, in turn) while the CLI makes `--ops` queries; the holder is SIGKILLed halfway. It
-counts the errors and the writes a client was told succeeded that are missing at the end.
+bundled sample corpus, with a process serving the data directory and without one (left out with
+`--mixed-only`); then a mixed run: a holder process opens the data directory first (as the first
+MCP server would), `--clients` client processes attach and each makes `--ops` operations (an index
+of a new document into its own corpus, then a query, in turn) while the CLI makes `--ops` queries;
+the holder is SIGKILLed halfway. It counts the errors and the writes a client was told succeeded
+that are missing at the end (each acknowledged document id looked up), and the latency of each
+kind of operation (median, 90th percentile, largest; the largest client operation is the one that
+waited for the takeover, whose new owner loads the models).
 """
 
 from __future__ import annotations
@@ -105,10 +109,19 @@ def latency(data: Path, queries: int) -> None:
     print(f"  loading the models itself: {statistics.median(alone):.2f} s  (all: {[round(t, 2) for t in alone]})")
 
 
-def mixed(data: Path, ops: int) -> None:
+def _spread(times: list[float]) -> str:
+    if not times:
+        return "none"
+    ordered = sorted(times)
+    p90 = ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
+    return f"n {len(times)}, median {statistics.median(times):.2f} s, p90 {p90:.2f} s, max {ordered[-1]:.2f} s"
+
+
+def mixed(data: Path, ops: int, count: int) -> None:
     holder = _worker(data, "holder", 0)
     _first_line(holder), _first_line(holder)
-    clients = {role: _worker(data, role, ops) for role in ("alpha", "beta")}
+    roles = [f"client{n}" for n in range(count)]
+    clients = {role: _worker(data, role, ops) for role in roles}
     for process in clients.values():
         _first_line(process)
     cli_errors, cli_times, killed = 0, [], False
@@ -126,35 +139,64 @@ def mixed(data: Path, ops: int) -> None:
         out, _ = process.communicate()
         results[role] = [json.loads(line) for line in out.splitlines() if line.strip()]
     elapsed = time.perf_counter() - start
-    listed = json.loads(_cli(data, "corpora", "--json")[1].stdout)
-    stored = {c["name"]: c["documents"] for c in listed}
+    stored = _stored_ids(data, roles)
     errors = [r for rs in results.values() for r in rs if r["op"] == "error"]
-    lost = 0
-    for role, rs in results.items():
-        written = [r["doc"] for r in rs if r["op"] == "index"]
-        lost += len(written) - min(len(written), stored.get(role, 0))
+    written = {role: [r["doc"] for r in rs if r["op"] == "index"] for role, rs in results.items()}
+    lost = sorted(doc for role, docs in written.items() for doc in docs if doc not in stored[role])
     total = sum(len(rs) for rs in results.values()) + ops
-    print(f"mixed run: 2 clients x {ops} ops + CLI x {ops} queries, holder SIGKILLed halfway: {killed}")
+    print(f"mixed run: {count} clients x {ops} ops + CLI x {ops} queries, holder SIGKILLed halfway: {killed}")
     print(f"  operations {total}, errors {len(errors) + cli_errors} (clients {len(errors)}, CLI {cli_errors})")
-    print(f"  writes acknowledged {sum(1 for rs in results.values() for r in rs if r['op'] == 'index')}, lost {lost}")
-    slowest = max(r["s"] for rs in results.values() for r in rs)
-    print(f"  wall {elapsed:.1f} s; slowest client op {slowest:.1f} s (the takeover loads the models)")
+    print(f"  writes acknowledged {sum(len(docs) for docs in written.values())}, lost {len(lost)} {lost or ''}")
+    print(f"  wall {elapsed:.1f} s")
+    for kind in ("index", "query"):
+        print(f"  client {kind}: {_spread([r['s'] for rs in results.values() for r in rs if r['op'] == kind])}")
+    print(f"  CLI query (whole process): {_spread(cli_times)}")
     for error in errors[:5]:
         print("  error:", error["error"])
+
+
+def _stored_ids(data: Path, corpora: list[str]) -> dict[str, set[str]]:
+    """The document ids each corpus holds at the end, through a fresh process (the last owner ended)."""
+    script = (
+        "import json, sys\n"
+        "from cuerag import Settings, open_engine\n"
+        "engine = open_engine(Settings(data_dir=sys.argv[1]))\n"
+        "found = {}\n"
+        "for corpus in sys.argv[2:]:\n"
+        "    ids = []\n"
+        "    cursor = None\n"
+        "    while corpus in engine.corpora():\n"
+        "        page = engine.list_documents(corpus, cursor=cursor, limit=200)\n"
+        "        ids += [d.doc_id for d in page.documents]\n"
+        "        cursor = page.next_cursor\n"
+        "        if cursor is None:\n"
+        "            break\n"
+        "    found[corpus] = ids\n"
+        "print(json.dumps(found))\n"
+        "engine.close()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(data), *corpora], capture_output=True, text=True, env=_env(), cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    return {corpus: set(ids) for corpus, ids in json.loads(done.stdout.splitlines()[-1]).items()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ops", type=int, default=12)
     parser.add_argument("--queries", type=int, default=3)
+    parser.add_argument("--clients", type=int, default=2)
+    parser.add_argument("--mixed-only", action="store_true", help="leave out the CLI latency comparison")
     parser.add_argument("--work", type=Path, default=Path("/tmp/cuerag-sharing"))
     args = parser.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
     data = args.work / "data"
     _, made = _cli(data, "index", str(SAMPLE), "--corpus", "sample")
     assert made.returncode == 0, made.stderr
-    latency(data, args.queries)
-    mixed(data, args.ops)
+    if not args.mixed_only:
+        latency(data, args.queries)
+    mixed(data, args.ops, args.clients)
 
 
 if __name__ == "__main__":
