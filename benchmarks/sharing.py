@@ -1,18 +1,20 @@
 """One index, many processes (issue 31 item 5, issue 30 item 7): what the CLI's query costs
 through a running server against loading the models itself, and a scripted mixed run.
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/sharing.py [--ops 12] [--clients 2] [--queries 3]
-        [--mixed-only] [--work /tmp/cuerag-sharing]
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/sharing.py [--ops 12] [--clients 2] [--pace 2]
+        [--queries 3] [--mixed-only] [--work /tmp/cuerag-sharing]
 
 Prints: the wall time of `cuerag query` (a fresh process: Python start, imports, the query) on the
 bundled sample corpus, with a process serving the data directory and without one (left out with
 `--mixed-only`); then a mixed run: a holder process opens the data directory first (as the first
-MCP server would), `--clients` client processes attach and each makes `--ops` operations (an index
-of a new document into its own corpus, then a query, in turn) while the CLI makes `--ops` queries;
-the holder is SIGKILLed halfway. It counts the errors and the writes a client was told succeeded
-that are missing at the end (each acknowledged document id looked up), and the latency of each
-kind of operation (median, 90th percentile, largest; the largest client operation is the one that
-waited for the takeover, whose new owner loads the models).
+MCP server would), `--clients` client processes attach and each makes `--ops` operations `--pace`
+seconds apart (an index of a new document into its own corpus, then a query, in turn) while the
+CLI makes queries one after another for as long as the clients work; the holder is SIGKILLed when
+half of the clients' operations are done, and each client that ends stops serving if it had taken
+over. It counts the errors and the writes a client was told succeeded that are missing at the end
+(each acknowledged document id looked up by a fresh process), and the latency of each kind of
+operation before and after the kill (median, 90th percentile, largest: a call that met a takeover
+waited for it, and the first query of a new owner loads the models).
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "cuerag" / "data" / "sample_corpus.json"
@@ -36,7 +40,7 @@ QUESTION = "When did the 1979-80 European Cup winner win the FA Cup?"
 WORKER = r"""
 import json, sys, time
 from cuerag import Settings, make_document, open_engine
-data, role, ops = sys.argv[1], sys.argv[2], int(sys.argv[3])
+data, role, ops, pace = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
 engine = open_engine(Settings(data_dir=data), standby=True)
 print(json.dumps({"ready": type(engine).__name__}), flush=True)
 if role == "holder":
@@ -44,6 +48,7 @@ if role == "holder":
     print(json.dumps({"warm": True}), flush=True)
     time.sleep(3600)
 for i in range(ops):
+    time.sleep(pace)  # a client's think time: the clients' calls spread over the CLI's and the kill
     doc = f"{role}-{i}"
     start = time.perf_counter()
     try:
@@ -56,7 +61,7 @@ for i in range(ops):
             op = {"op": "query"}
     except Exception as exc:
         op = {"op": "error", "error": f"{type(exc).__name__}: {exc}"[:300]}
-    op["s"] = round(time.perf_counter() - start, 3)
+    op["s"], op["end"] = round(time.perf_counter() - start, 3), time.time()
     print(json.dumps(op), flush=True)
 engine.close()
 """
@@ -80,9 +85,9 @@ def _cli(data: Path, *args: str) -> tuple[float, subprocess.CompletedProcess[str
     return time.perf_counter() - start, done
 
 
-def _worker(data: Path, role: str, ops: int) -> subprocess.Popen[str]:
+def _worker(data: Path, role: str, ops: int, pace: float = 0.0) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-c", WORKER, str(data), role, str(ops)],
+        [sys.executable, "-c", WORKER, str(data), role, str(ops), str(pace)],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -117,40 +122,69 @@ def _spread(times: list[float]) -> str:
     return f"n {len(times)}, median {statistics.median(times):.2f} s, p90 {p90:.2f} s, max {ordered[-1]:.2f} s"
 
 
-def mixed(data: Path, ops: int, count: int) -> None:
+def mixed(data: Path, ops: int, count: int, pace: float) -> None:
     holder = _worker(data, "holder", 0)
     _first_line(holder), _first_line(holder)
     roles = [f"client{n}" for n in range(count)]
-    clients = {role: _worker(data, role, ops) for role in roles}
+    clients = {role: _worker(data, role, ops, pace) for role in roles}
     for process in clients.values():
         _first_line(process)
-    cli_errors, cli_times, killed = 0, [], False
+    results: dict[str, list[dict[str, Any]]] = {role: [] for role in roles}
+    progress = threading.Condition()
+
+    def follow(role: str, process: subprocess.Popen[str]) -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if line.strip():
+                with progress:
+                    results[role].append(json.loads(line))
+                    progress.notify_all()
+        process.wait()
+
+    readers = [threading.Thread(target=follow, args=item) for item in clients.items()]
+    cli: list[tuple[float, float, int]] = []  # (seconds, end time, return code)
     start = time.perf_counter()
-    for i in range(ops):
-        if i == ops // 2:
-            holder.send_signal(signal.SIGKILL)
-            holder.wait()
-            killed = True
-        took, done = _cli(data, "query", "Who won the FA Cup?", "--corpus", "sample")
-        cli_times.append(took)
-        cli_errors += done.returncode != 0
-    results = {}
-    for role, process in clients.items():
-        out, _ = process.communicate()
-        results[role] = [json.loads(line) for line in out.splitlines() if line.strip()]
+
+    def queries() -> None:
+        # The CLI queries for as long as the clients work, so every phase of the run has some.
+        while any(p.poll() is None for p in clients.values()):
+            took, done = _cli(data, "query", "Who won the FA Cup?", "--corpus", "sample")
+            cli.append((took, time.time(), done.returncode))
+
+    terminal = threading.Thread(target=queries)
+    for thread in [*readers, terminal]:
+        thread.start()
+    with progress:  # the holder is killed when half of the clients' operations are done
+        progress.wait_for(lambda: sum(map(len, results.values())) >= count * ops // 2, timeout=3600)
+    holder.send_signal(signal.SIGKILL)
+    holder.wait()
+    killed_at = time.time()
+    for thread in [*readers, terminal]:
+        thread.join()
     elapsed = time.perf_counter() - start
     stored = _stored_ids(data, roles)
-    errors = [r for rs in results.values() for r in rs if r["op"] == "error"]
+    done_ops = [r for rs in results.values() for r in rs]
+    errors = [r for r in done_ops if r["op"] == "error"]
+    cli_errors = sum(code != 0 for _, _, code in cli)
     written = {role: [r["doc"] for r in rs if r["op"] == "index"] for role, rs in results.items()}
     lost = sorted(doc for role, docs in written.items() for doc in docs if doc not in stored[role])
-    total = sum(len(rs) for rs in results.values()) + ops
-    print(f"mixed run: {count} clients x {ops} ops + CLI x {ops} queries, holder SIGKILLed halfway: {killed}")
-    print(f"  operations {total}, errors {len(errors) + cli_errors} (clients {len(errors)}, CLI {cli_errors})")
+    print(
+        f"mixed run: {count} clients x {ops} ops ({pace} s apart) + {len(cli)} CLI queries alongside; "
+        f"holder SIGKILLed after {sum(r['end'] < killed_at for r in done_ops)} client ops"
+    )
+    print(
+        f"  operations {len(done_ops) + len(cli)}, errors {len(errors) + cli_errors} "
+        f"(clients {len(errors)}, CLI {cli_errors})"
+    )
     print(f"  writes acknowledged {sum(len(docs) for docs in written.values())}, lost {len(lost)} {lost or ''}")
     print(f"  wall {elapsed:.1f} s")
     for kind in ("index", "query"):
-        print(f"  client {kind}: {_spread([r['s'] for rs in results.values() for r in rs if r['op'] == kind])}")
-    print(f"  CLI query (whole process): {_spread(cli_times)}")
+        for when, chosen in (("before the kill", True), ("after", False)):
+            times = [r["s"] for r in done_ops if r["op"] == kind and (r["end"] < killed_at) == chosen]
+            print(f"  client {kind}, {when}: {_spread(times)}")
+    for when, chosen in (("before the kill", True), ("after", False)):
+        times = [took for took, end, _ in cli if (end < killed_at) == chosen]
+        print(f"  CLI query (whole process), {when}: {_spread(times)}")
     for error in errors[:5]:
         print("  error:", error["error"])
 
@@ -187,6 +221,7 @@ def main() -> None:
     parser.add_argument("--ops", type=int, default=12)
     parser.add_argument("--queries", type=int, default=3)
     parser.add_argument("--clients", type=int, default=2)
+    parser.add_argument("--pace", type=float, default=2.0, help="seconds between a client's operations")
     parser.add_argument("--mixed-only", action="store_true", help="leave out the CLI latency comparison")
     parser.add_argument("--work", type=Path, default=Path("/tmp/cuerag-sharing"))
     args = parser.parse_args()
@@ -196,7 +231,7 @@ def main() -> None:
     assert made.returncode == 0, made.stderr
     if not args.mixed_only:
         latency(data, args.queries)
-    mixed(data, args.ops, args.clients)
+    mixed(data, args.ops, args.clients, args.pace)
 
 
 if __name__ == "__main__":
