@@ -217,7 +217,7 @@ class IndexRuns:
             max_files=p.settings.max_files_per_request,
         )
         if not walk.files and not walk.failed and not sync and not documents:
-            raise no_files_error(paths)
+            raise no_files_error(paths, walk.left_out)
         if p.settings.alpha > 0:
             require_llm(p.llm, f"alpha={p.settings.alpha}")
         with p.snapshots.writer(corpus):
@@ -245,7 +245,7 @@ class IndexRuns:
                 if plan.failed:
                     raise NothingIndexed([(f.path, f.reason) for f in plan.failed])
                 if not exists:
-                    raise no_files_error(paths)
+                    raise no_files_error(paths, plan.left_out)
             served_before = graph.doc_chunks() if graph is not None else {}
             if docs:
                 report = self._index_locked(corpus, docs, progress, should_stop)

@@ -29,7 +29,7 @@ from cuerag.errors import Cancelled, InputError, RequestTooLarge, first_line
 from cuerag.graph.schema import chunk_payload
 from cuerag.graph.snapshot import Graph
 from cuerag.index.stale_links import has_stale_links
-from cuerag.ingest.artefacts import NOT_A_CORPUS, LeftOutTally
+from cuerag.ingest.artefacts import LeftOutTally
 from cuerag.ingest.corpus_shape import NotACorpus
 from cuerag.ingest.documents import JSON_SUFFIXES, Document, check_documents, dedupe_documents, parse_file
 from cuerag.ingest.folders import FileCheck, FileOutcome, FoundFile, Walk, WalkRules, shown, walk_paths
@@ -200,7 +200,7 @@ def plan_sync(
             raise
         except NotACorpus as exc:  # JSON in a walked folder that is not a corpus: passed over, not failed
             log.debug("%s: %s", shown_path, exc)
-            plan.left_out.add(NOT_A_CORPUS, file.source)
+            plan.left_out.add(exc.left_out, file.source)
             continue
         except (InputError, OSError) as exc:
             _fail(plan, FileOutcome(path=shown_path, reason=_reason(exc, file)), strict=strict, known=known)
@@ -276,15 +276,27 @@ def load_paths(
 ) -> list[Document]:
     """Every document under the given files and folders, all read and validated before any is
     returned: the first bad file raises InputError. For reading a corpus file whole (evaluation,
-    benchmarks); an index run goes through `plan_sync`, which can go on past a bad file."""
+    benchmarks); an index run goes through `plan_sync`, which can go on past a bad file. What a
+    walk left out (JSON in a folder that is not a corpus or does not parse) is logged, as a
+    report would tell it."""
     walk = walk_paths(paths, rules=rules, check=check)
     if not walk.files and not walk.failed:
-        raise no_files_error(paths)
+        raise no_files_error(paths, walk.left_out)
     budget = ByteBudget(max_request_bytes) if max_request_bytes is not None else None
     plan = plan_sync(walk, None, sync=False, strict=True, check=check, limits=limits, budget=budget)
+    for entry in plan.left_out.report():
+        log.warning("left out: %d (%s): %s", entry.count, entry.reason, ", ".join(entry.paths))
+    if not plan.documents:
+        raise no_files_error(paths, plan.left_out)
     return dedupe_documents(plan.documents)
 
 
-def no_files_error(paths: Sequence[str | Path]) -> InputError:
+def no_files_error(paths: Sequence[str | Path], left_out: LeftOutTally | None = None) -> InputError:
+    """Nothing to read under `paths`; what the walk left out is told too, since it may be why (a
+    folder of JSON files that are not corpora, or a corpus cut short)."""
     listed = ", ".join(shown(p) for p in paths)
-    return InputError(f"no indexable files ({', '.join(sorted(SUPPORTED_SUFFIXES))}) under {listed}")
+    told = "".join(  # as the report tells it (cuerag.cli.render)
+        f"; left out: {e.count} ({e.reason}): {', '.join(e.paths)}{' …' if e.count > len(e.paths) else ''}"
+        for e in (left_out.report() if left_out is not None else [])
+    )
+    return InputError(f"no indexable files ({', '.join(sorted(SUPPORTED_SUFFIXES))}) under {listed}{told}")

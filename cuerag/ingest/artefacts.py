@@ -35,6 +35,10 @@ NOT_A_CORPUS = (
     "JSON in a walked folder without the corpus shape (records with a text field, or {title: text}); "
     "name the file itself to index it as a corpus"
 )
+NOT_JSON = (
+    "a .json or .jsonl file in a walked folder that is not valid JSON (another program's file, or a corpus "
+    "cut short); name the file itself to see where it breaks"
+)
 
 # `_modules` holds the highlighted copies of Python sources that the viewcode extension writes.
 _SPHINX_FOLDERS = frozenset({"_sources", "_static", "_images", "_modules"})

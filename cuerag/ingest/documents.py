@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from cuerag.errors import InputError
-from cuerag.ingest.corpus_shape import TEXT_KEYS, NotACorpus, jsonl_shape_problem, shape_problem
+from cuerag.ingest.corpus_shape import TEXT_KEYS, NotACorpus, NotJson, jsonl_shape_problem, shape_problem
 from cuerag.ingest.folders import shown
 from cuerag.ingest.formats import (
     DOCUMENT_SUFFIXES,
@@ -112,33 +112,40 @@ def documents_from_json(data: Any, where: str) -> list[Document]:
 
 
 def _load_json_file(path: Path, raw: bytes, *, walked: bool = False) -> list[Document]:
-    """The documents of a JSON corpus file. `walked` (found in a folder, not named): a file without
-    a corpus's shape raises NotACorpus, to be passed over (cuerag.ingest.corpus_shape)."""
-    text = decode_text(raw, path)
+    """The documents of a JSON corpus file. `walked` (found in a folder, not named): a file that
+    does not parse raises NotJson, and one without a corpus's shape NotACorpus, both to be passed
+    over (cuerag.ingest.corpus_shape); named, each is an error with its reason."""
+    broken: type[InputError] = NotJson if walked else InputError
+    try:
+        text = decode_text(raw, path)
+    except InputError as exc:
+        raise broken(str(exc)) from None
     if path.suffix.lower() in {".jsonl", ".ndjson"}:
-        problem = jsonl_shape_problem(text) if walked else None
-        if problem is not None:
-            raise NotACorpus(f"{path}: not a corpus: {problem}")
-        docs = []
+        docs: list[Document] = []
         # Split on "\n" only: str.splitlines() also breaks on U+2028 and friends, which JSON
         # strings may hold.
         for lineno, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
+            # Past the first record the file has a corpus's shape: a bad line fails it, walked or not.
+            refusal = broken if not docs else InputError
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise InputError(f"{path}: line {lineno} is not valid JSON ({exc.msg}, column {exc.colno})") from exc
+                raise refusal(f"{path}: line {lineno} is not valid JSON ({exc.msg}, column {exc.colno})") from exc
             except RecursionError as exc:  # as for a .json file: a clear refusal, not a crash
-                raise InputError(f"{path}: line {lineno}: JSON nested too deeply to be a corpus") from exc
+                raise refusal(f"{path}: line {lineno}: JSON nested too deeply to be a corpus") from exc
+            problem = jsonl_shape_problem(record) if walked and not docs else None
+            if problem is not None:
+                raise NotACorpus(f"{path}: not a corpus: {problem}")
             docs.append(_record_to_document(record, f"{path}:{lineno}"))
         return docs
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from exc
+        raise broken(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from exc
     except RecursionError as exc:
-        raise InputError(f"{path}: JSON nested too deeply to be a corpus") from exc
+        raise broken(f"{path}: JSON nested too deeply to be a corpus") from exc
     problem = shape_problem(data) if walked else None
     if problem is not None:
         raise NotACorpus(f"{path}: not a corpus: {problem}")
@@ -194,7 +201,8 @@ def parse_file(
     it and picks its format, nothing is read through it. `source` is the file's path relative to
     the root as the walk found it (`FoundFile.source`); without it, it is worked out from `path`.
     Links are resolved from it, so it must be the same as the document's stored source. `walked`:
-    found in a folder, not named, where a JSON file without a corpus's shape raises NotACorpus."""
+    found in a folder, not named, where a JSON file that does not parse or has no corpus's shape
+    raises NotACorpus (NotJson for the first)."""
     _check_name(path, root)
     source = source if source is not None else _relative(path, root)
     suffix = path.suffix.lower()

@@ -28,14 +28,15 @@ def test_good_and_malformed_file_in_a_folder_writes_nothing_when_strict(engine: 
     (folder / "a-good.json").write_text(
         json.dumps([{"id": "g", "title": "Good", "text": "Vienna lies on the Danube."}])
     )
-    (folder / "b-bad.json").write_text('[{"title": "Bad", "text": "broken"')
-    with pytest.raises(InputError, match=r"b-bad\.json: not valid JSON"):
+    # A corpus (its first record has the shape) with a broken record further on.
+    (folder / "b-bad.jsonl").write_text('{"title": "Good", "text": "ok"}\n{"title": "Bad", "text": "broken"\n')
+    with pytest.raises(InputError, match=r"b-bad\.jsonl: line 2 is not valid JSON"):
         engine.index_paths("fresh", [folder], strict=True)
     assert engine.corpora() == []
     assert engine.store.list_collections() == []
     # Without strict, the bad file is a line in the report and the good one is indexed.
     report = engine.index_paths("fresh", [folder])
-    assert [(Path(f.path).name, f.reason[:14]) for f in report.failed] == [("b-bad.json", "not valid JSON")]
+    assert [(Path(f.path).name, f.reason[:24]) for f in report.failed] == [("b-bad.jsonl", "line 2 is not valid JSON")]
     assert engine.info("fresh").documents == 1
 
 

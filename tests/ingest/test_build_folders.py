@@ -1,16 +1,19 @@
 """A documentation build indexes as a person would expect (issue 30): what Sphinx writes beside its
 pages and vendored packages are left out by default, told in the report by reason with a bounded
 list of paths, and let in by an include glob that names them; a JSON file in a walked folder is a
-corpus only when it has a corpus's shape (named outright, it is a corpus as before)."""
+corpus only when it has a corpus's shape and parses (named outright, it is a corpus as before)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
+
 from cuerag.engine.facade import CueRag
+from cuerag.errors import InputError
 from cuerag.index.sync import plan_sync
-from cuerag.ingest.artefacts import NOT_A_CORPUS, SHOWN_PATHS, SPHINX, VENDORED
+from cuerag.ingest.artefacts import NOT_A_CORPUS, NOT_JSON, SHOWN_PATHS, SPHINX, VENDORED
 from cuerag.ingest.folders import WalkRules, walk_paths
 
 PAGE = '<html><body><div role="main"><h1>{title}</h1><p>{text} <a href="{href}">more</a></p></div></body></html>'
@@ -101,6 +104,55 @@ def test_walked_json_without_a_corpus_shape_is_passed_over_with_the_reason(tmp_p
     told = left_out(plan.left_out.report())
     assert told[NOT_A_CORPUS] == (3, ["events.jsonl", "package.json", "theme.json"])
     assert not plan.failed
+
+
+def unparsed_json(folder: Path) -> list[Path]:
+    """JSON files that do not parse: a config with comments, a corpus cut short, JSON Lines whose
+    first line is broken, a file that is not UTF-8."""
+    files = [folder / "tsconfig.json", folder / "cut.json", folder / "log.jsonl", folder / "latin1.json"]
+    write(files[0], '{\n  // the compiler\'s options\n  "strict": true\n}\n')
+    write(files[1], '[{"title": "Battery", "text": "The battery lasts')
+    write(files[2], '{"title": "Battery", "text": "cut\n{"title": "Lens", "text": "A prime lens."}\n')
+    files[3].write_bytes('{"title": "Café", "text": "Très bien."}'.encode("latin-1"))
+    return files
+
+
+def test_walked_json_that_does_not_parse_is_passed_over_with_the_reason(tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    unparsed_json(folder)
+    write(folder / "lens.md", "# Lens\n\nA prime lens.\n")
+    # A corpus whose first record parses has the shape: a broken line after it fails the file.
+    write(folder / "corpus.jsonl", json.dumps({"title": "A", "text": "ok"}) + "\n{oops}\n")
+    plan = plan_sync(walk_paths([folder]), None, sync=False, strict=False)
+    assert [d.id for d in plan.documents] == ["lens.md"]
+    told = left_out(plan.left_out.report())
+    assert told == {NOT_JSON: (4, ["cut.json", "latin1.json", "log.jsonl", "tsconfig.json"])}
+    assert [(Path(f.path).name, f.reason) for f in plan.failed] == [
+        ("corpus.jsonl", "line 2 is not valid JSON (Expecting property name enclosed in double quotes, column 2)")
+    ]
+
+
+def test_json_that_does_not_parse_named_outright_is_an_error_that_says_where(tmp_path: Path) -> None:
+    tsconfig, cut, log, latin1 = unparsed_json(tmp_path)
+    expected = {
+        tsconfig: r"tsconfig\.json: not valid JSON \(Expecting property name .* at line 2, column 3\)",
+        cut: r"cut\.json: not valid JSON \(Unterminated string .* line 1, column 31\)",
+        log: r"log\.jsonl: line 1 is not valid JSON \(Unterminated string .*, column 30\)",
+        latin1: r"latin1\.json: file is not valid UTF-8 \(byte 14\)",
+    }
+    for path, reason in expected.items():
+        with pytest.raises(InputError, match=reason):
+            plan_sync(walk_paths([path]), None, sync=False, strict=True)
+        plan = plan_sync(walk_paths([path]), None, sync=False, strict=False)
+        assert len(plan.failed) == 1 and not plan.left_out.report()
+
+
+def test_a_folder_of_only_json_that_does_not_parse_says_what_it_left_out(engine: CueRag, tmp_path: Path) -> None:
+    write(tmp_path / "notes" / "cut.json", '[{"title": "Battery", "text": "The battery lasts')
+    with pytest.raises(InputError, match="no indexable files") as error:
+        engine.index_paths("none", [tmp_path / "notes"])
+    assert str(error.value).endswith(f"; left out: 1 ({NOT_JSON}): cut.json")
+    assert engine.corpora() == []
 
 
 def test_json_named_outright_is_a_corpus_as_before(tmp_path: Path) -> None:

@@ -272,8 +272,8 @@ def test_folder_without_indexable_files(tmp_path: Path) -> None:
 
 def test_a_bad_file_in_a_folder_stops_the_load(tmp_path: Path) -> None:
     write(tmp_path / "a.json", json.dumps([{"title": "A", "text": "fine"}]))
-    write(tmp_path / "b.json", "{not json")
-    with pytest.raises(InputError, match=r"b\.json: not valid JSON"):
+    write(tmp_path / "b.jsonl", json.dumps({"title": "B", "text": "fine"}) + "\n{not json\n")
+    with pytest.raises(InputError, match=r"b\.jsonl: line 2 is not valid JSON"):
         load_paths([tmp_path])
 
 

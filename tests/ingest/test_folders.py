@@ -23,6 +23,7 @@ from cuerag.engine.watch import watch_folder
 from cuerag.errors import InputError
 from cuerag.graph.snapshot import load_graph
 from cuerag.index.report import IndexReport
+from cuerag.ingest.artefacts import NOT_JSON
 from cuerag.ingest.documents import make_document
 from cuerag.ingest.folders import WalkRules, walk_paths
 from cuerag.models.loading import Models
@@ -250,13 +251,13 @@ def test_bad_files_are_reported_and_the_rest_indexed(engine: CueRag, tmp_path: P
         report = engine.index_paths("bad", [tmp_path])
     reasons = {Path(f.path).name: f.reason for f in report.failed}
     assert reasons == {
-        "broken.json": reasons["broken.json"],
         "dangling.md": "broken symbolic link (its target does not exist)",
         "latin1.txt": "file is not valid UTF-8 (byte 3); convert it to UTF-8 first",
         "loop.md": "symlink loop",
         "pipe.md": "not a regular file",
     }
-    assert reasons["broken.json"].startswith("not valid JSON")
+    # JSON in a walked folder that does not parse may be any program's file: passed over, and told.
+    assert [(e.reason, e.count, e.paths) for e in report.left_out] == [(NOT_JSON, 1, ["broken.json"])]
     assert paths_of(report.added) == ["good.md"]
     assert set(engine.graph("bad").chunk_docs) == {"good.md"}
     assert sum("loop.md" in r.message and "symlink loop" in r.message for r in caplog.records) == 1
@@ -264,7 +265,7 @@ def test_bad_files_are_reported_and_the_rest_indexed(engine: CueRag, tmp_path: P
 
 def test_strict_stops_at_the_first_bad_file_and_writes_nothing(engine: CueRag, tmp_path: Path) -> None:
     bad_folder(tmp_path / "in")
-    with pytest.raises(InputError, match=r"broken\.json: not valid JSON.*nothing was written"):
+    with pytest.raises(InputError, match=r"(dangling|latin1|loop|pipe)\.(md|txt): .*nothing was written"):
         engine.index_paths("strict", [tmp_path / "in"], strict=True)
     assert engine.corpora() == [] and engine.store.list_collections() == []
     # An existing corpus is left as it was.
@@ -276,8 +277,8 @@ def test_strict_stops_at_the_first_bad_file_and_writes_nothing(engine: CueRag, t
 
 
 def test_a_folder_of_only_bad_files_is_an_error(engine: CueRag, tmp_path: Path) -> None:
-    write(tmp_path / "broken.json", "{")
-    with pytest.raises(InputError, match=r"nothing to index: .*broken\.json: not valid JSON"):
+    (tmp_path / "latin1.txt").write_bytes("Café".encode("latin-1"))
+    with pytest.raises(InputError, match=r"nothing to index: .*latin1\.txt: file is not valid UTF-8"):
         engine.index_paths("none", [tmp_path])
     assert engine.corpora() == []
 
@@ -305,12 +306,14 @@ def test_cli_sync_and_strict(tmp_path: Path) -> None:
     result = runner.invoke(app, [*data, "index", str(vault), "--corpus", "v", "--sync", "--json"])
     assert result.exit_code == 0, result.output
     (vault / "orbit-z.md").unlink()
+    (vault / "broken.md").write_bytes("Café".encode("latin-1"))
     write(vault / "broken.json", "{")
     result = runner.invoke(app, [*data, "index", str(vault), "--corpus", "v", "--sync"])
     assert result.exit_code == 0, result.output
     shown = " ".join(result.output.split())  # the console wraps long lines
     assert f"removed {vault.resolve()}/orbit-z.md" in shown
-    assert f"failed {vault}/broken.json: not valid JSON" in shown
+    assert f"failed {vault}/broken.md: file is not valid UTF-8" in shown
+    assert f"left out: 1 ({NOT_JSON}): broken.json" in shown
     assert "files: 0 added, 0 changed, 1 removed, 3 unchanged, 1 failed" in shown
     assert "0 documents added" in shown
     write(vault / "new.md", "# New\n\nA new note.\n")
@@ -433,12 +436,12 @@ async def test_mcp_index_corpus_sync_strict_and_file_lists(models: Models, tmp_p
         assert names(first["added"]) == ["batteries.txt", "gear.json", "lumen-x3.md", "orbit-z.md"]
         (vault / "orbit-z.md").unlink()
         (vault / "lumen-x3.md").write_text(LUMEN_50)
-        write(vault / "broken.json", "{")
+        (vault / "broken.md").write_bytes("Café".encode("latin-1"))
         report = await index(sync=True, full_report=True)  # unchanged files listed, not only counted
         assert names(report["changed"]) == ["lumen-x3.md"] and names(report["removed"]) == ["orbit-z.md"]
         assert names(report["skipped"]) == ["batteries.txt", "gear.json"]
-        assert [(Path(f["path"]).name, f["reason"][:14]) for f in report["failed"]] == [
-            ("broken.json", "not valid JSON")
+        assert [(Path(f["path"]).name, f["reason"][:19]) for f in report["failed"]] == [
+            ("broken.md", "file is not valid U")
         ]
         assert report["documents_removed"] == 1 and report["totals"]["documents"] == 4
 
@@ -450,7 +453,7 @@ async def test_mcp_index_corpus_sync_strict_and_file_lists(models: Models, tmp_p
         named = await client.call_tool("index_corpus", {"corpus": "v", "paths": [str(passwd)]})
         assert named.is_error and "unsupported format '(none)'" in named.content[0].text  # type: ignore[union-attr]
 
-        narrowed = await index(sync=True, exclude=["guide/", "broken.json"])
+        narrowed = await index(sync=True, exclude=["guide/", "broken.md"])
         assert names(narrowed["removed"]) == ["batteries.txt"] and not narrowed["failed"]
         hits = await client.call_tool("dense_search", {"corpus": "v", "query": "How many megapixels?"})
         assert {h["doc_id"] for h in hits.structured_content["chunks"]} == {  # type: ignore[index]

@@ -421,7 +421,7 @@ def test_a_report_lists_the_first_files_and_counts_them_all(engine: CueRag, tmp_
     for n in range(count):
         write(folder / f"n{n:03}.md", f"# N{n}\n\nNote {n} is about town {n}.\n")
     for n in range(REPORTED_FILES + 5):
-        write(folder / f"bad{n:03}.json", "{ not json")
+        (folder / f"bad{n:03}.txt").write_bytes(b"caf\xe9")
     first = engine.index_paths("bounded", [folder])
     assert (len(first.added), first.files["added"]) == (REPORTED_FILES, count)
     assert (len(first.failed), first.files["failed"]) == (REPORTED_FILES, REPORTED_FILES + 5)
@@ -451,14 +451,21 @@ def test_a_no_op_re_index_of_158_files_reports_counts_in_under_2_kb(engine: CueR
 
 
 def test_an_error_for_every_file_failing_is_bounded(engine: CueRag, tmp_path: Path) -> None:
-    from cuerag.errors import NothingIndexed
+    from cuerag.errors import InputError, NothingIndexed
 
+    (tmp_path / "docs").mkdir()
     for n in range(500):
-        write(tmp_path / "docs" / f"bad{n:03}.json", "{ not json")
+        (tmp_path / "docs" / f"bad{n:03}.txt").write_bytes(b"caf\xe9")
     with pytest.raises(NothingIndexed) as failed:
         engine.index_paths("all-bad", [tmp_path / "docs"])
     assert len(failed.value.failed) == 500  # all of them for the caller that wants them
     assert len(str(failed.value)) < 4_000 and str(failed.value).endswith("and 490 more files that failed")
+    # And as many JSON files that do not parse (passed over, not failed): told in a bounded error too.
+    for n in range(500):
+        write(tmp_path / "json" / f"bad{n:03}.json", "{ not json")
+    with pytest.raises(InputError, match="no indexable files") as left_out:
+        engine.index_paths("all-bad", [tmp_path / "json"])
+    assert len(str(left_out.value)) < 1_000 and "left out: 500 (" in str(left_out.value)
 
 
 def test_a_name_over_255_bytes_is_refused_clearly_at_the_command_line_too(tmp_path: Path) -> None:

@@ -1,36 +1,28 @@
-"""The engine calls a caller may ask of the process serving the index: for each, its arguments
-(validated on arrival, so nothing from the socket reaches the engine unchecked), its result's
-type, whether it may be repeated after the serving process ended during it, and how the owner
-runs it."""
+"""The engine calls a caller may ask of the process serving the index: one per call of the
+`Engine` and `RetrieverView` protocols (`cuerag.engine.surface`), derived from their signatures,
+so a call added to the protocol is served with no word here and none can be forgotten. For each:
+a pydantic model of its arguments built from the signature (validated on arrival, so nothing from
+the socket reaches the engine unchecked), its result's type, the callbacks the owner plays back
+to the caller over the connection, and how the owner runs it. The table is fixed when this module
+loads: a request names one of its entries or is refused, never an attribute looked up by name."""
 
 from __future__ import annotations
 
+import inspect
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, get_args, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter
+from pydantic import BaseModel, ConfigDict, TypeAdapter, create_model
 
-from cuerag.communities.browse import ThemeListing
-from cuerag.communities.theme_search import GlobalSearchResult
-from cuerag.config import QIterParams
-from cuerag.engine.facade import CueRag
-from cuerag.engine.reports import CorpusInfo, DeleteReport
-from cuerag.graph.catalog import DocumentPage
-from cuerag.graph.document_text import DocumentText
-from cuerag.index.report import IndexReport
-from cuerag.ingest.documents import Document
-from cuerag.ingest.folders import WalkRules
-from cuerag.retrieval.answering import AnswerResult
-from cuerag.retrieval.explain import ExplainedResult
-from cuerag.retrieval.filters import DocFilter
-from cuerag.retrieval.results import Anchor, ChunkNode, EntityExpansion, Method, UnitHit, UnitNode
+from cuerag.engine.surface import Engine, RetrieverView
 
 
 class Peer(Protocol):
-    """The caller, as the owner's run of its call sees it."""
+    """The caller, as the owner's run of its call sees it: each method stands in for the
+    callback parameter of the same name (`CALLBACKS`)."""
 
     def progress(self, stage: str, done: int, total: int) -> None: ...
 
@@ -54,210 +46,124 @@ class Hello(BaseModel):
     has_llm: bool
 
 
-class CorpusArgs(Args):
-    corpus: str
+class Request(BaseModel):
+    """The message that opens a call; its arguments follow as a message of their own."""
+
+    op: str
+    settings: dict[str, str]  # cuerag.engine.sharing.wire.settings_digests
+    callbacks: list[str] = []  # those of the call's callback parameters the caller passed
 
 
-class IndexDocumentsArgs(CorpusArgs):
-    documents: list[Document]
+# The engine's calls that never cross: a caller closes its own connection, never the owner's
+# engine, and a retriever is made by the owner at each of its calls ("retriever.*" below).
+LOCAL = frozenset({"close", "retriever"})
+# Callback parameters: the owner passes the `Peer` method of the same name, which carries them
+# over the connection (progress out, cancellation in, the caller's verdict on a file in).
+CALLBACKS = frozenset({"progress", "should_stop", "check"})
+# Passed whether or not the caller gave one: a run also stops when its caller goes away (a killed
+# CLI) or the owner is closing, and leaves the corpus as a killed run would.
+ALWAYS = frozenset({"should_stop"})
+VIEW = "retriever."  # the prefix of a retriever's calls
 
 
-class IndexPathsArgs(CorpusArgs):
-    paths: list[str]
-    documents: list[Document] = []
-    sync: bool = False
-    strict: bool = False
-    rules: WalkRules | None = None
-    check: bool = False  # the caller checks each file (an MCP server's allowed roots)
-    known_failures: dict[str, str] | None = None
-    full_report: bool = False
-
-
-class DeleteArgs(CorpusArgs):
-    doc_ids: list[str]
-
-
-class ReadArgs(CorpusArgs):
-    doc_id: str | None
-    chunk_id: str | None
-    start: int
-    max_chars: int
-    context: int
-
-
-class ListArgs(CorpusArgs):
-    filter: DocFilter | None
-    cursor: str | None
-    limit: int
-
-
-class QueryArgs(CorpusArgs):
-    question: str
-    params: QIterParams | None = None
-    method: Method = "qiter"
-    llm_entities: bool = False
-    filter: DocFilter | None = None
-
-
-class GlobalSearchArgs(CorpusArgs):
-    question: str
-    budget_tokens: int
-
-
-class ThemesArgs(CorpusArgs):
-    theme_id: str | None
-    level: int
-    offset: int
-    limit: int
-
-
-class ScopedArgs(CorpusArgs):
-    """A retriever's call: the retriever is made for the corpus and filter on each call."""
-
-    filter: DocFilter | None
-
-
-class MentionsArgs(ScopedArgs):
-    query: str
-
-
-class LinkArgs(ScopedArgs):
-    mentions: list[str]
-    k: int
-
-
-class SearchArgs(ScopedArgs):
-    query: str
-    k: int
-    exclude: list[str]
-    subtract: list[str]
-
-
-class ExpandArgs(SearchArgs):
-    entity: str
-
-
-class IdsArgs(ScopedArgs):
-    ids: list[str]
+Target = Callable[[Engine, dict[str, Any], Peer], Any]
 
 
 @dataclass(frozen=True)
 class Op:
     args: type[Args]
     result: TypeAdapter[Any]
-    repeatable: bool  # safe to run again after the owner ended during it
-    run: Callable[[CueRag, Any, Peer], Any]
+    target: Target  # runs the call on the owner's engine with its validated keyword arguments
+    callbacks: frozenset[str] = frozenset()  # which of CALLBACKS the call takes
+    paths: frozenset[str] = frozenset()  # arguments that name files (the caller makes them absolute)
+
+    def run(self, engine: Engine, args: Args, peer: Peer, given: Collection[str]) -> Any:
+        # Only what the caller set: the engine applies its own defaults, as to a local call.
+        values = {name: getattr(args, name) for name in args.model_fields_set}
+        for name in self.callbacks:
+            if name in ALWAYS or name in given:
+                values[name] = getattr(peer, name)
+        return self.target(engine, values, peer)
 
 
-def _standby(engine: CueRag, args: NoArgs, peer: Peer) -> None:
+def _parameters(function: Callable[..., Any]) -> list[inspect.Parameter]:
+    params = list(inspect.signature(function).parameters.values())[1:]  # self
+    assert all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params), function  # sent by name
+    return params
+
+
+def _names_files(hint: Any) -> bool:
+    return hint is Path or any(_names_files(arg) for arg in get_args(hint))
+
+
+def _op(
+    name: str,
+    params: list[inspect.Parameter],
+    hints: dict[str, Any],
+    result: Any,
+    target: Target,
+    scope: list[inspect.Parameter] | None = None,
+) -> Op:
+    """`params`: the call's, as its caller passes them; `scope`: the arguments its object was
+    made with, which the caller adds (a retriever's corpus and filter)."""
+    data = [p for p in (scope or []) + params if p.name not in CALLBACKS]
+    fields: dict[str, Any] = {p.name: (hints[p.name], ... if p.default is p.empty else p.default) for p in data}
+    return Op(
+        args=create_model(f"{name}:args", __base__=Args, **fields),
+        result=TypeAdapter(result),
+        target=target,
+        callbacks=frozenset(p.name for p in params if p.name in CALLBACKS),
+        paths=frozenset(p.name for p in data if _names_files(hints[p.name])),
+    )
+
+
+def _members(protocol: type) -> tuple[list[str], list[str]]:
+    """A protocol's public calls and properties."""
+    public = {name: value for name, value in vars(protocol).items() if not name.startswith("_")}
+    calls = [name for name, value in public.items() if inspect.isfunction(value)]
+    return calls, [name for name, value in public.items() if isinstance(value, property)]
+
+
+def _engine_op(name: str) -> Op:
+    method = getattr(Engine, name)
+    hints = get_type_hints(method)
+    return _op(name, _parameters(method), hints, hints["return"], lambda e, v, p: getattr(e, name)(**v))
+
+
+# A retriever's call carries the retriever's own arguments (corpus, filter) beside its own.
+_SCOPE = _parameters(Engine.retriever)
+
+
+def _view(engine: Engine, values: dict[str, Any]) -> RetrieverView:
+    return engine.retriever(**{p.name: values.pop(p.name) for p in _SCOPE if p.name in values})
+
+
+def _view_op(name: str) -> Op:
+    member = getattr(RetrieverView, name)
+    hints = get_type_hints(Engine.retriever)
+    if isinstance(member, property):  # read when the retriever is made
+        result = get_type_hints(member.fget)["return"]
+        return _op(VIEW + name, [], hints, result, lambda e, v, p: getattr(_view(e, v), name), _SCOPE)
+    own = _parameters(member)
+    assert not {p.name for p in own} & {p.name for p in _SCOPE}, name
+    hints |= get_type_hints(member)
+    return _op(VIEW + name, own, hints, hints["return"], lambda e, v, p: getattr(_view(e, v), name)(**v), _SCOPE)
+
+
+def _standby(engine: Engine, values: dict[str, Any], peer: Peer) -> None:
     peer.wait_closed()  # held open while the caller is attached: its end tells of the owner's
 
 
-def _index_paths(engine: CueRag, a: IndexPathsArgs, peer: Peer) -> IndexReport:
-    return engine.index_paths(
-        a.corpus,
-        a.paths,
-        documents=a.documents,
-        sync=a.sync,
-        strict=a.strict,
-        rules=a.rules,
-        check=peer.check if a.check else None,
-        progress=peer.progress,
-        should_stop=peer.should_stop,
-        known_failures=a.known_failures,
-        full_report=a.full_report,
-    )
+def _table() -> dict[str, Op]:
+    calls, _ = _members(Engine)
+    view_calls, view_properties = _members(RetrieverView)
+    table = {
+        "hello": Op(NoArgs, TypeAdapter(Hello), lambda e, v, p: Hello(pid=os.getpid(), has_llm=e.has_llm)),
+        "standby": Op(NoArgs, TypeAdapter(None), _standby),
+    }
+    table |= {name: _engine_op(name) for name in calls if name not in LOCAL}
+    table |= {VIEW + name: _view_op(name) for name in view_calls + view_properties}
+    return table
 
 
-def _query(engine: CueRag, a: QueryArgs, peer: Peer) -> ExplainedResult:
-    return engine.query(
-        a.corpus, a.question, params=a.params, method=a.method, llm_entities=a.llm_entities, filter=a.filter
-    )
-
-
-def _answer(engine: CueRag, a: QueryArgs, peer: Peer) -> AnswerResult:
-    return engine.answer(
-        a.corpus, a.question, params=a.params, method=a.method, llm_entities=a.llm_entities, filter=a.filter
-    )
-
-
-def _expand(engine: CueRag, a: ExpandArgs, peer: Peer) -> EntityExpansion:
-    retriever = engine.retriever(a.corpus, a.filter)
-    return retriever.expand_entity(a.entity, a.query, a.k, exclude=a.exclude, subtract=a.subtract)
-
-
-def _search(engine: CueRag, a: SearchArgs, peer: Peer) -> list[UnitHit]:
-    return engine.retriever(a.corpus, a.filter).search_units(a.query, a.k, exclude=a.exclude, subtract=a.subtract)
-
-
-def _adapter(kind: Any) -> TypeAdapter[Any]:
-    return TypeAdapter(kind)
-
-
-# Index runs may be repeated: a run the owner's end cut short left earlier data intact and nothing
-# of itself served, and a rerun completes it (cuerag.index.pipeline). A delete or a drop is not
-# repeated: the second would report as "not found" what the first removed.
-OPS: dict[str, Op] = {
-    "hello": Op(NoArgs, _adapter(Hello), True, lambda e, a, p: Hello(pid=os.getpid(), has_llm=e.has_llm)),
-    "standby": Op(NoArgs, _adapter(None), False, _standby),
-    "corpora": Op(NoArgs, _adapter(list[str]), True, lambda e, a, p: e.corpora()),
-    "info": Op(CorpusArgs, _adapter(CorpusInfo), True, lambda e, a, p: e.info(a.corpus)),
-    "sizes": Op(CorpusArgs, _adapter(dict[str, int]), True, lambda e, a, p: e.sizes(a.corpus)),
-    "drop_corpus": Op(CorpusArgs, _adapter(None), False, lambda e, a, p: e.drop_corpus(a.corpus)),
-    "index_documents": Op(
-        IndexDocumentsArgs,
-        _adapter(IndexReport),
-        True,
-        lambda e, a, p: e.index_documents(a.corpus, a.documents, progress=p.progress, should_stop=p.should_stop),
-    ),
-    "index_paths": Op(IndexPathsArgs, _adapter(IndexReport), True, _index_paths),
-    "delete_documents": Op(
-        DeleteArgs, _adapter(DeleteReport), False, lambda e, a, p: e.delete_documents(a.corpus, a.doc_ids)
-    ),
-    "read_document": Op(
-        ReadArgs,
-        _adapter(DocumentText),
-        True,
-        lambda e, a, p: e.read_document(
-            a.corpus, a.doc_id, chunk_id=a.chunk_id, start=a.start, max_chars=a.max_chars, context=a.context
-        ),
-    ),
-    "list_documents": Op(
-        ListArgs,
-        _adapter(DocumentPage),
-        True,
-        lambda e, a, p: e.list_documents(a.corpus, filter=a.filter, cursor=a.cursor, limit=a.limit),
-    ),
-    "query": Op(QueryArgs, _adapter(ExplainedResult), True, _query),
-    "answer": Op(QueryArgs, _adapter(AnswerResult), True, _answer),
-    "global_search": Op(
-        GlobalSearchArgs,
-        _adapter(GlobalSearchResult),
-        True,
-        lambda e, a, p: e.global_search(a.corpus, a.question, budget_tokens=a.budget_tokens),
-    ),
-    "themes": Op(
-        ThemesArgs,
-        _adapter(ThemeListing),
-        True,
-        lambda e, a, p: e.themes(a.corpus, theme_id=a.theme_id, level=a.level, offset=a.offset, limit=a.limit),
-    ),
-    "retriever.note": Op(ScopedArgs, _adapter(str | None), True, lambda e, a, p: e.retriever(a.corpus, a.filter).note),
-    "retriever.query_mentions": Op(
-        MentionsArgs, _adapter(list[str]), True, lambda e, a, p: e.retriever(a.corpus, a.filter).query_mentions(a.query)
-    ),
-    "retriever.link_mentions": Op(
-        LinkArgs,
-        _adapter(list[Anchor]),
-        True,
-        lambda e, a, p: e.retriever(a.corpus, a.filter).link_mentions(a.mentions, a.k),
-    ),
-    "retriever.search_units": Op(SearchArgs, _adapter(list[UnitHit]), True, _search),
-    "retriever.expand_entity": Op(ExpandArgs, _adapter(EntityExpansion), True, _expand),
-    "retriever.chunks_by_id": Op(
-        IdsArgs, _adapter(list[ChunkNode]), True, lambda e, a, p: e.retriever(a.corpus, a.filter).chunks_by_id(a.ids)
-    ),
-    "retriever.units_by_id": Op(
-        IdsArgs, _adapter(list[UnitNode]), True, lambda e, a, p: e.retriever(a.corpus, a.filter).units_by_id(a.ids)
-    ),
-}
+OPS: dict[str, Op] = _table()

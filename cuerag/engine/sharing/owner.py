@@ -24,9 +24,10 @@ from pydantic import ValidationError
 
 from cuerag.config import Settings
 from cuerag.engine.facade import CueRag
-from cuerag.engine.sharing.ops import OPS
+from cuerag.engine.sharing.ops import OPS, Request
 from cuerag.engine.sharing.place import Place, place_of, read_key
-from cuerag.engine.sharing.wire import error_message, raised, receive, send, settings_digests
+from cuerag.engine.sharing.wire import MAX_MESSAGE, error_message, raised, receive, send, settings_digests
+from cuerag.engine.surface import Engine
 from cuerag.errors import Cancelled, CueRagError, SharingError
 
 log = logging.getLogger(__name__)
@@ -117,7 +118,7 @@ class _Peer:
 class Owner:
     """Serves `engine` on `place`'s socket until closed."""
 
-    def __init__(self, engine: CueRag, place: Place) -> None:
+    def __init__(self, engine: Engine, place: Place) -> None:
         self._engine = engine
         self._place = place
         self._digests = settings_digests(engine.settings)
@@ -151,13 +152,14 @@ class Owner:
     def _serve(self, conn: Connection) -> None:
         try:
             header = receive(conn)
-            raw_args = conn.recv_bytes()
+            raw_args = conn.recv_bytes(MAX_MESSAGE)
             op = OPS.get(str(header.get("op")))
             if op is None:
                 raise SharingError(f"unknown operation {str(header.get('op'))[:40]!r}")
-            self._check_settings(header.get("settings"))
+            request = Request.model_validate(header)
+            self._check_settings(request.settings)
             args = op.args.model_validate_json(raw_args)
-            result = op.run(self._engine, args, _Peer(conn, self._closing))
+            result = op.run(self._engine, args, _Peer(conn, self._closing), request.callbacks)
             send(conn, {"result": op.result.dump_python(result, mode="json")})
         except (EOFError, OSError):
             pass  # the caller went away (or this process is closing): nothing to answer
@@ -178,8 +180,7 @@ class Owner:
         with contextlib.suppress(OSError):
             send(conn, {"error": error})
 
-    def _check_settings(self, theirs: object) -> None:
-        given = theirs if isinstance(theirs, dict) else {}
+    def _check_settings(self, given: dict[str, str]) -> None:
         differing = sorted(k for k in self._digests.keys() | given.keys() if self._digests.get(k) != given.get(k))
         if differing:
             raise SharingError(

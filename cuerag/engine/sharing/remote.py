@@ -15,38 +15,33 @@ rather than at its next call.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from multiprocessing.connection import Client, Connection
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
-from cuerag.communities.browse import ThemeListing
-from cuerag.communities.theme_search import GlobalSearchResult
 from cuerag.config import Settings
 from cuerag.engine.facade import CueRag
-from cuerag.engine.reports import CorpusInfo, DeleteReport
 from cuerag.engine.sharing import ops
 from cuerag.engine.sharing.owner import MakeEngine, owning_engine
 from cuerag.engine.sharing.place import Place, place_of, read_key
 from cuerag.engine.sharing.wire import error_message, raised, receive, send, settings_digests
+from cuerag.engine.surface import Engine, RetrieverView
 from cuerag.errors import CueRagError, IndexBusy, SharingError
-from cuerag.graph.catalog import DocumentPage
-from cuerag.graph.document_text import DocumentText
-from cuerag.index.report import IndexReport, Progress, ShouldStop
-from cuerag.ingest.documents import Document
-from cuerag.ingest.folders import FileCheck, WalkRules
-from cuerag.retrieval.answering import AnswerResult
-from cuerag.retrieval.explain import ExplainedResult
+from cuerag.index.report import Progress, ShouldStop
+from cuerag.ingest.folders import FileCheck
 from cuerag.retrieval.filters import DocFilter
-from cuerag.retrieval.results import Anchor, ChunkNode, EntityExpansion, UnitHit, UnitNode
 from cuerag.text.tools import TextTools
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+P = ParamSpec("P")
 _POLL_S = 0.2  # how often a waiting call asks its caller whether to stop
 _RETRY_S = 0.05  # between tries to reach a new owner
 
@@ -55,13 +50,26 @@ class OwnerGone(Exception):
     """The owner could not be reached, or its connection ended before the answer."""
 
 
+@dataclass(frozen=True)
 class _Callbacks:
-    def __init__(
-        self, progress: Progress | None = None, should_stop: ShouldStop | None = None, check: FileCheck | None = None
-    ) -> None:
-        self.progress = progress
-        self.should_stop = should_stop
-        self.check = check
+    """The caller's callbacks of one call (`ops.CALLBACKS`), run here at the owner's word."""
+
+    progress: Progress | None = None
+    should_stop: ShouldStop | None = None
+    check: FileCheck | None = None
+
+    def given(self) -> list[str]:
+        return [name for name in sorted(ops.CALLBACKS) if getattr(self, name) is not None]
+
+
+def _here(value: Any) -> Any:
+    """A file the caller names (a path, or a list of them) as the owner must read it: the owner
+    runs in another folder, and a relative path means the caller's."""
+    if value is None:
+        return None
+    if isinstance(value, str | Path):
+        return str(Path(value).absolute())
+    return [_here(v) for v in value]
 
 
 def own_or_attach(settings: Settings, *, standby: bool, make: MakeEngine = CueRag) -> CueRag | RemoteEngine:
@@ -83,6 +91,30 @@ def own_or_attach(settings: Settings, *, standby: bool, make: MakeEngine = CueRa
                         "cuerag): stop it, or wait for it to end"
                     ) from busy
             time.sleep(_RETRY_S)
+
+
+class _Forwarding(Protocol):
+    def request(self, name: str, arguments: Mapping[str, Any], *, repeat: bool) -> Any: ...
+
+
+def forwarded(method: Callable[Concatenate[Any, P], T], *, repeat: bool) -> Callable[Concatenate[_Forwarding, P], T]:
+    """A protocol's call (`Engine.info`, `RetrieverView.search_units`), made by the process serving
+    the index: the same signature, so a caller is type-checked as against the protocol. `repeat`:
+    whether it may be made again when that process ended during it. Reads may, and index runs: a
+    run cut short left earlier data intact and nothing of itself served, and a rerun completes it.
+    A delete or a drop may not: the second would report as "not found" what the first removed."""
+    name = method.__name__
+    signature = inspect.signature(method)
+    signature = signature.replace(parameters=list(signature.parameters.values())[1:])  # self
+
+    def forward(self: _Forwarding, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        result: T = self.request(name, signature.bind(*args, **kwargs).arguments, repeat=repeat)
+        return result
+
+    forward.__name__ = name
+    forward.__doc__ = f"As `{method.__qualname__}`, answered by the process serving the index."
+    forward.__wrapped__ = method  # type: ignore[attr-defined]  # its signature, for inspect and tests
+    return forward
 
 
 class RemoteEngine:
@@ -123,117 +155,24 @@ class RemoteEngine:
         # The tokenizer that sizes results runs here: it needs nothing of the index.
         return self._text
 
-    def corpora(self) -> list[str]:
-        result: list[str] = self.call("corpora", ops.NoArgs())
-        return result
-
-    def info(self, corpus: str) -> CorpusInfo:
-        result: CorpusInfo = self.call("info", ops.CorpusArgs(corpus=corpus))
-        return result
-
-    def sizes(self, corpus: str) -> dict[str, int]:
-        result: dict[str, int] = self.call("sizes", ops.CorpusArgs(corpus=corpus))
-        return result
-
-    def drop_corpus(self, corpus: str) -> None:
-        self.call("drop_corpus", ops.CorpusArgs(corpus=corpus))
-
-    def index_documents(
-        self,
-        corpus: str,
-        documents: Sequence[Document],
-        *,
-        progress: Progress | None = None,
-        should_stop: ShouldStop | None = None,
-    ) -> IndexReport:
-        args = ops.IndexDocumentsArgs(corpus=corpus, documents=list(documents))
-        result: IndexReport = self.call("index_documents", args, _Callbacks(progress, should_stop))
-        return result
-
-    def index_paths(
-        self,
-        corpus: str,
-        paths: Sequence[str | Path],
-        *,
-        documents: Sequence[Document] = (),
-        sync: bool = False,
-        strict: bool = False,
-        rules: WalkRules | None = None,
-        check: FileCheck | None = None,
-        progress: Progress | None = None,
-        should_stop: ShouldStop | None = None,
-        known_failures: Mapping[str, str] | None = None,
-        full_report: bool = False,
-    ) -> IndexReport:
-        args = ops.IndexPathsArgs(
-            corpus=corpus,
-            # The owner runs in another folder: a relative path means this process's folder.
-            paths=[str(Path(p).absolute()) for p in paths],
-            documents=list(documents),
-            sync=sync,
-            strict=strict,
-            rules=rules,
-            check=check is not None,
-            known_failures=dict(known_failures) if known_failures is not None else None,
-            full_report=full_report,
-        )
-        result: IndexReport = self.call("index_paths", args, _Callbacks(progress, should_stop, check))
-        return result
-
-    def delete_documents(self, corpus: str, doc_ids: Sequence[str]) -> DeleteReport:
-        result: DeleteReport = self.call("delete_documents", ops.DeleteArgs(corpus=corpus, doc_ids=list(doc_ids)))
-        return result
-
-    def read_document(
-        self,
-        corpus: str,
-        doc_id: str | None = None,
-        *,
-        chunk_id: str | None = None,
-        start: int = 0,
-        max_chars: int = 20_000,
-        context: int = 1_000,
-    ) -> DocumentText:
-        args = ops.ReadArgs(
-            corpus=corpus, doc_id=doc_id, chunk_id=chunk_id, start=start, max_chars=max_chars, context=context
-        )
-        result: DocumentText = self.call("read_document", args)
-        return result
-
-    def list_documents(
-        self, corpus: str, *, filter: DocFilter | None = None, cursor: str | None = None, limit: int = 50
-    ) -> DocumentPage:
-        args = ops.ListArgs(corpus=corpus, filter=filter, cursor=cursor, limit=limit)
-        result: DocumentPage = self.call("list_documents", args)
-        return result
+    # One line per call of the protocol: mypy holds this class to it, and the owner serves every
+    # call the protocol has (ops.OPS); tests/engine/test_sharing_calls.py checks both meet.
+    corpora = forwarded(Engine.corpora, repeat=True)
+    info = forwarded(Engine.info, repeat=True)
+    sizes = forwarded(Engine.sizes, repeat=True)
+    drop_corpus = forwarded(Engine.drop_corpus, repeat=False)
+    index_documents = forwarded(Engine.index_documents, repeat=True)
+    index_paths = forwarded(Engine.index_paths, repeat=True)
+    delete_documents = forwarded(Engine.delete_documents, repeat=False)
+    read_document = forwarded(Engine.read_document, repeat=True)
+    list_documents = forwarded(Engine.list_documents, repeat=True)
+    query = forwarded(Engine.query, repeat=True)
+    answer = forwarded(Engine.answer, repeat=True)
+    global_search = forwarded(Engine.global_search, repeat=True)
+    themes = forwarded(Engine.themes, repeat=True)
 
     def retriever(self, corpus: str, filter: DocFilter | None = None) -> RemoteRetriever:
-        note: str | None = self.call("retriever.note", ops.ScopedArgs(corpus=corpus, filter=filter))
-        return RemoteRetriever(self, corpus, filter, note)
-
-    def query(self, corpus: str, question: str, **options: Any) -> ExplainedResult:
-        """As `CueRag.query` (params, method, llm_entities, filter), answered by the owner."""
-        result: ExplainedResult = self.call("query", ops.QueryArgs(corpus=corpus, question=question, **options))
-        return result
-
-    def answer(self, corpus: str, question: str, **options: Any) -> AnswerResult:
-        """As `CueRag.answer`, answered by the owner."""
-        result: AnswerResult = self.call("answer", ops.QueryArgs(corpus=corpus, question=question, **options))
-        return result
-
-    def global_search(self, corpus: str, question: str, *, budget_tokens: int = 2000) -> GlobalSearchResult:
-        """As `CueRag.global_search`, answered by the owner."""
-        args = ops.GlobalSearchArgs(corpus=corpus, question=question, budget_tokens=budget_tokens)
-        result: GlobalSearchResult = self.call("global_search", args)
-        return result
-
-    def themes(
-        self, corpus: str, *, theme_id: str | None = None, level: int = 0, offset: int = 0, limit: int = 20
-    ) -> ThemeListing:
-        """As `CueRag.themes`, answered by the owner."""
-        args = ops.ThemesArgs(corpus=corpus, theme_id=theme_id, level=level, offset=offset, limit=limit)
-        result: ThemeListing = self.call("themes", args)
-        return result
+        return RemoteRetriever(self, {"corpus": corpus, "filter": filter})
 
     def close(self) -> None:
         self._closed.set()
@@ -248,8 +187,15 @@ class RemoteEngine:
 
     # -- the calls, and taking over --
 
-    def call(self, name: str, args: ops.Args, callbacks: _Callbacks | None = None) -> Any:
-        return self._call(name, args, callbacks or _Callbacks(), repeat=ops.OPS[name].repeatable)
+    def request(self, name: str, arguments: Mapping[str, Any], *, repeat: bool) -> Any:
+        """Make the call `name` (an entry of `ops.OPS`) with `arguments` as the caller named them."""
+        op = ops.OPS[name]
+        values = dict(arguments)
+        callbacks = _Callbacks(**{k: values.pop(k) for k in op.callbacks if k in values})
+        for key in op.paths & values.keys():
+            values[key] = _here(values[key])
+        # Validated here too: a bad argument fails in its caller, as it would against a local engine.
+        return self._call(name, op.args.model_validate(values), callbacks, repeat=repeat)
 
     def _call(self, name: str, args: ops.Args, callbacks: _Callbacks, *, repeat: bool) -> Any:
         try:
@@ -275,11 +221,16 @@ class RemoteEngine:
             raise OwnerGone(str(exc)) from exc
         with contextlib.closing(conn):
             try:
-                send(conn, {"op": name, "settings": self._digests})
-                conn.send_bytes(args.model_dump_json().encode())
+                self._begin(conn, name, args, callbacks)
                 return self._await(conn, op, callbacks)
             except (EOFError, OSError) as exc:
                 raise OwnerGone(str(exc)) from exc
+
+    def _begin(self, conn: Connection, name: str, args: ops.Args, callbacks: _Callbacks) -> None:
+        send(conn, ops.Request(op=name, settings=self._digests, callbacks=callbacks.given()).model_dump())
+        # Only the arguments the caller gave (nested values whole): the owner's engine applies its
+        # own defaults, as to a local call.
+        conn.send_bytes(args.model_dump_json(include=args.model_fields_set).encode())
 
     def _await(self, conn: Connection, op: ops.Op, callbacks: _Callbacks) -> Any:
         asked_to_stop = False
@@ -353,8 +304,7 @@ class RemoteEngine:
                 try:
                     conn = Client(self._place.socket, family="AF_UNIX", authkey=self._key)
                     self._standby_conn = conn
-                    send(conn, {"op": "standby", "settings": self._digests})
-                    conn.send_bytes(ops.NoArgs().model_dump_json().encode())
+                    self._begin(conn, "standby", ops.NoArgs(), _Callbacks())
                     with contextlib.suppress(EOFError, OSError):
                         conn.recv_bytes(64)
                 except (EOFError, OSError):
@@ -371,47 +321,25 @@ class RemoteEngine:
 
 
 class RemoteRetriever:
-    """The tools' stepwise primitives (`cuerag.engine.surface.RetrieverView`), each one call."""
+    """The tools' stepwise primitives (`cuerag.engine.surface.RetrieverView`), each one call, for
+    which the owner makes the retriever of the same corpus and filter."""
 
-    def __init__(self, engine: RemoteEngine, corpus: str, filter: DocFilter | None, note: str | None) -> None:
+    def __init__(self, engine: RemoteEngine, scope: Mapping[str, Any]) -> None:
         self._engine = engine
-        self._corpus = corpus
-        self._filter = filter
-        self._note = note
+        self._scope = dict(scope)  # the arguments of `Engine.retriever`
+        # Read when the retriever is made, as a local one's: an unknown corpus fails here.
+        self._note: str | None = self.request("note", {}, repeat=True)
 
     @property
     def note(self) -> str | None:
         return self._note
 
-    def _ask(self, name: str, make: Callable[..., ops.ScopedArgs], **values: Any) -> Any:
-        return self._engine.call(f"retriever.{name}", make(corpus=self._corpus, filter=self._filter, **values))
+    def request(self, name: str, arguments: Mapping[str, Any], *, repeat: bool) -> Any:
+        return self._engine.request(ops.VIEW + name, {**self._scope, **arguments}, repeat=repeat)
 
-    def query_mentions(self, query: str) -> list[str]:
-        result: list[str] = self._ask("query_mentions", ops.MentionsArgs, query=query)
-        return result
-
-    def link_mentions(self, mentions: Sequence[str], k: int) -> list[Anchor]:
-        result: list[Anchor] = self._ask("link_mentions", ops.LinkArgs, mentions=list(mentions), k=k)
-        return result
-
-    def search_units(
-        self, query: str, k: int, *, exclude: Sequence[str] = (), subtract: Sequence[str] = ()
-    ) -> list[UnitHit]:
-        values = {"query": query, "k": k, "exclude": list(exclude), "subtract": list(subtract)}
-        result: list[UnitHit] = self._ask("search_units", ops.SearchArgs, **values)
-        return result
-
-    def expand_entity(
-        self, entity: str, query: str, k: int, *, exclude: Sequence[str] = (), subtract: Sequence[str] = ()
-    ) -> EntityExpansion:
-        values = {"entity": entity, "query": query, "k": k, "exclude": list(exclude), "subtract": list(subtract)}
-        result: EntityExpansion = self._ask("expand_entity", ops.ExpandArgs, **values)
-        return result
-
-    def chunks_by_id(self, ids: Sequence[str]) -> list[ChunkNode]:
-        result: list[ChunkNode] = self._ask("chunks_by_id", ops.IdsArgs, ids=list(ids))
-        return result
-
-    def units_by_id(self, ids: Sequence[str]) -> list[UnitNode]:
-        result: list[UnitNode] = self._ask("units_by_id", ops.IdsArgs, ids=list(ids))
-        return result
+    query_mentions = forwarded(RetrieverView.query_mentions, repeat=True)
+    link_mentions = forwarded(RetrieverView.link_mentions, repeat=True)
+    search_units = forwarded(RetrieverView.search_units, repeat=True)
+    expand_entity = forwarded(RetrieverView.expand_entity, repeat=True)
+    chunks_by_id = forwarded(RetrieverView.chunks_by_id, repeat=True)
+    units_by_id = forwarded(RetrieverView.units_by_id, repeat=True)
