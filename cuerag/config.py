@@ -181,6 +181,11 @@ class Settings(BaseSettings):
     # The theme hierarchy (issue 32) is kept up to date by every index run and delete; off, a
     # corpus has none stored and the community methods build one in memory at first query.
     themes: bool = Field(default=True, description="Keep a corpus's theme hierarchy in the store.")
+    theme_summaries: bool = Field(
+        default=True,
+        description="With an LLM configured, have it write a title and a short summary for each theme "
+        "whose report changes (cached like every LLM answer); off, or without an LLM: extractive titles only.",
+    )
 
     @model_validator(mode="after")
     def _precision_fits_backend(self) -> Settings:

@@ -25,6 +25,9 @@ from cuerag.models.loading import Models, load_models
 for _key in [k for k in os.environ if k.startswith("CUERAG_")]:
     del os.environ[_key]
 
+# The real LLM server fixture (`llm_server`, one per module that asks for it).
+pytest_plugins = ["llm_server"]
+
 SAMPLE_CORPUS = Path(cuerag.__file__).parent / "data" / "sample_corpus.json"
 SAMPLE = "sample"
 BACKENDS = ("edge", "local")

@@ -83,6 +83,16 @@ def print_report(report: IndexReport, *, told: Mapping[str, str] | None = None) 
             f"{t.seconds:.1f}s{share}",
             markup=False,
         )
+        if (s := t.summaries) is not None and s.requested:
+            u = s.usage
+            out.print(
+                f"theme summaries (LLM): {s.written} of {s.requested} written, {s.fallback} kept their extractive "
+                f"title; {u.calls} calls ({u.cached_calls} from cache), {u.prompt_tokens} prompt + "
+                f"{u.completion_tokens} completion tokens, {s.seconds:.1f}s",
+                markup=False,
+            )
+            if s.problem:
+                out.print(f"theme summaries stopped: {s.problem}", markup=False)
     out.print("totals: " + ", ".join(f"{k} {v}" for k, v in report.totals.items()))
 
 

@@ -33,12 +33,15 @@ def themes(
         return
     if (t := listing.theme) is not None:
         out.print(f"{t.theme_id} (level {t.level}, {t.documents_total} documents): {t.title}", markup=False)
+        if t.summary:
+            out.print(t.summary, markup=False, highlight=False)
         out.print(f"entities: {', '.join(t.entities)}", markup=False)
         for e in t.evidence:
             out.print(f"- {e.text} [{e.doc_id}]", markup=False, highlight=False)
     table = Table("theme_id", "level", "documents", "children", "title")
     for s in listing.themes:
-        table.add_row(s.theme_id, str(s.level), str(s.documents), str(s.children), escape(s.title))
+        title = escape(s.title) if not s.summary else f"{escape(s.title)}\n[dim]{escape(s.summary)}[/dim]"
+        table.add_row(s.theme_id, str(s.level), str(s.documents), str(s.children), title)
     out.print(table)
     more = f"; next page: --offset {listing.next_offset}" if listing.next_offset is not None else ""
     out.print(f"{len(listing.themes)} of {listing.total} themes, {listing.levels} levels{more}", markup=False)
@@ -61,6 +64,8 @@ def global_search(
         return
     for group in result.groups:
         out.print(f"## {group.title} ({group.theme_id}, {group.documents} documents)", markup=False)
+        if group.summary:
+            out.print(group.summary, markup=False, highlight=False)
         for s in group.statements:
             out.print(f"- {s.text} [{s.doc_id}]", markup=False, highlight=False)
     out.print(

@@ -18,10 +18,11 @@ DOCUMENTS_SHOWN = 50  # member documents listed when a theme is opened (the coun
 
 class ThemeSummary(BaseModel):
     theme_id: str
-    title: str
+    title: str  # the LLM's title when one wrote it, else the extractive one
     level: int
     documents: int
     children: int
+    summary: str | None = None  # written by the LLM (cuerag.communities.summaries); None without one
 
 
 class ThemeEvidence(BaseModel):
@@ -33,8 +34,9 @@ class ThemeEvidence(BaseModel):
 
 class ThemeDetail(BaseModel):
     theme_id: str
-    title: str
+    title: str  # as in ThemeSummary
     level: int
+    summary: str | None = None
     terms: list[str]
     entities: list[str]
     evidence: list[ThemeEvidence]
@@ -55,18 +57,20 @@ class ThemeListing(BaseModel):
 def _summary(community: Community, report: Report) -> ThemeSummary:
     return ThemeSummary(
         theme_id=community.id,
-        title=report.title,
+        title=report.shown_title,
         level=community.level,
         documents=community.size,
         children=len(community.children),
+        summary=report.llm_summary,
     )
 
 
 def _detail(community: Community, report: Report) -> ThemeDetail:
     return ThemeDetail(
         theme_id=community.id,
-        title=report.title,
+        title=report.shown_title,
         level=community.level,
+        summary=report.llm_summary,
         terms=report.terms,
         entities=report.entities,
         evidence=[

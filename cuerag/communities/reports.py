@@ -42,6 +42,15 @@ class Report:
     parent: str | None
     children: list[str]
     vector: np.ndarray
+    # Written by an LLM from the report above when one is configured (cuerag.communities.summaries).
+    llm_title: str | None = None
+    llm_summary: str | None = None
+    llm_model: str | None = None
+
+    @property
+    def shown_title(self) -> str:
+        """The title a reader sees: the LLM's when it wrote one, else the extractive title."""
+        return self.llm_title or self.title
 
 
 def mmr(candidates: np.ndarray, target: np.ndarray, k: int, lam: float = 0.6) -> list[int]:

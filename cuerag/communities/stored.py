@@ -103,7 +103,7 @@ def doc_versions(graph: Graph, docs: DocTable) -> dict[str, str]:
 
 
 def report_payload(report: Report) -> ThemePayload:
-    return ThemePayload(
+    payload = ThemePayload(
         theme_id=report.id,
         level=report.level,
         title=report.title,
@@ -116,6 +116,12 @@ def report_payload(report: Report) -> ThemePayload:
         parent=report.parent,
         children=list(report.children),
     )
+    # Only when written: a report without them is stored (and content-addressed) as before.
+    if report.llm_title is not None and report.llm_summary is not None and report.llm_model is not None:
+        payload["llm_title"] = report.llm_title
+        payload["llm_summary"] = report.llm_summary
+        payload["llm_model"] = report.llm_model
+    return payload
 
 
 def point_id(report: Report) -> str:
@@ -139,6 +145,9 @@ def _report(point: StoredPoint) -> Report:
         parent=p["parent"],
         children=p["children"],
         vector=np.asarray(vector, dtype=np.float32),
+        llm_title=p.get("llm_title"),
+        llm_summary=p.get("llm_summary"),
+        llm_model=p.get("llm_model"),
     )
 
 

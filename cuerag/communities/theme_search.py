@@ -65,10 +65,11 @@ class Statement(BaseModel):
 
 class ThemeGroup(BaseModel):
     theme_id: str
-    title: str
+    title: str  # the LLM's title when one wrote it, else the extractive one
     level: int
     documents: int  # documents in the theme
     statements: list[Statement]
+    summary: str | None = None  # written by the LLM (cuerag.communities.summaries); None without one
 
 
 class GlobalSearchResult(BaseModel):
@@ -184,7 +185,7 @@ class ThemeSearch:
                     continue
                 if taken and float(np.max(g.unit_vectors[taken] @ g.unit_vectors[unit])) > DUPLICATE_COSINE:
                     continue
-                title = 0 if cid in picked else self.count_tokens(self.reports[cid].title)
+                title = 0 if cid in picked else self._heading_tokens(self.reports[cid])
                 cost = self.count_tokens(g.unit_texts[unit]) + title
                 if tokens + cost > budget_tokens:
                     continue
@@ -194,14 +195,20 @@ class ThemeSearch:
         groups = [self._group(cid, statements) for cid, statements in picked.items()]
         return self._result(question, False, groups, tokens, budget_tokens, started)
 
+    def _heading_tokens(self, report: Report) -> int:
+        """What a group's heading costs of the budget: its title, and its summary when it has one."""
+        tokens = self.count_tokens(report.shown_title)
+        return tokens if report.llm_summary is None else tokens + self.count_tokens(report.llm_summary)
+
     def _group(self, cid: str, statements: list[Statement]) -> ThemeGroup:
         report = self.reports[cid]
         return ThemeGroup(
             theme_id=cid,
-            title=report.title,
+            title=report.shown_title,
             level=report.level,
             documents=len(report.documents),
             statements=statements,
+            summary=report.llm_summary,
         )
 
     def _overview(self, budget_tokens: int) -> tuple[list[ThemeGroup], int]:
@@ -212,7 +219,7 @@ class ThemeSearch:
         for community in roots:
             report = self.reports[community.id]
             statements = []
-            cost = self.count_tokens(report.title)
+            cost = self._heading_tokens(report)
             for e in report.evidence[:2]:
                 if e.unit_id not in pos:
                     continue

@@ -1,19 +1,22 @@
 """The theme hierarchy kept with the corpus: after every run that changes a corpus (and after a
 rerun of one a kill cut short, whose hierarchy is stale), the stored hierarchy is updated from the
-new snapshot (`cuerag.communities.live`) and written back (`cuerag.communities.stored`), under the
-run's writer lock."""
+new snapshot (`cuerag.communities.live`), given LLM titles and summaries where an LLM is
+configured and a theme lacks them (`cuerag.communities.summaries`), and written back
+(`cuerag.communities.stored`), under the run's writer lock."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 
 from cuerag.communities.live import update_themes
-from cuerag.communities.stored import load_themes, write_themes
+from cuerag.communities.stored import ThemeSet, load_themes, write_themes
+from cuerag.communities.summaries import SummaryWriter
 from cuerag.engine.parts import EngineParts
 from cuerag.graph.schema import CHUNKS, collection_name
 from cuerag.graph.snapshot import Graph
-from cuerag.index.report import ThemesReport
+from cuerag.index.report import ThemesReport, ThemeSummariesReport
 
 log = logging.getLogger(__name__)
 
@@ -25,20 +28,31 @@ def update_stored_themes(parts: EngineParts, corpus: str, graph: Graph) -> Theme
     started = time.perf_counter()
     store = parts.store
     update = update_themes(graph, load_themes(store, corpus))
+    themes, summaries = _summarized(parts, update.themes)
     dim = store.collection_dim(collection_name(corpus, CHUNKS))
-    counts = write_themes(store, corpus, update.themes, dim=dim, batch=parts.settings.write_batch)
-    levels = {r.level for r in update.themes.reports.values()}
+    counts = write_themes(store, corpus, themes, dim=dim, batch=parts.settings.write_batch)
+    levels = {r.level for r in themes.reports.values()}
     report = ThemesReport(
-        communities=len(update.themes.reports),
+        communities=len(themes.reports),
         levels=len(levels),
         written=counts.written,
         removed=counts.removed,
         drift=update.drift,
-        noise=update.themes.noise,
+        noise=themes.noise,
         rebuilt=update.rebuilt,
         unmeasured=update.unmeasured,
         seconds=round(time.perf_counter() - started, 3),
+        summaries=summaries,
     )
-    if counts.written or counts.removed:
+    if counts.written or counts.removed or (summaries is not None and summaries.requested):
         log.info("themes of %s: %s", corpus, report.model_dump())
     return report
+
+
+def _summarized(parts: EngineParts, themes: ThemeSet) -> tuple[ThemeSet, ThemeSummariesReport | None]:
+    """`themes` with LLM titles and summaries where they are missing; unchanged without an LLM."""
+    if parts.llm is None or not parts.settings.theme_summaries:
+        return themes, None
+    writer = SummaryWriter(parts.llm, concurrency=parts.settings.llm_concurrency)
+    reports, summaries = writer.write(themes.reports)
+    return dataclasses.replace(themes, reports=reports), summaries

@@ -136,17 +136,22 @@ class ThemeEvidencePayload(TypedDict):
 
 class ThemePayload(TypedDict):
     """One community of a corpus's theme hierarchy, with its extractive report. `level` 0 is the
-    coarsest; `documents` are its member documents (its descendants' included)."""
+    coarsest; `documents` are its member documents (its descendants' included). The `llm_` keys
+    are there only when an LLM wrote the theme's title and summary (cuerag.communities.summaries):
+    a hierarchy built without one, or before them, has none."""
 
     theme_id: str
     level: int
-    title: str
+    title: str  # the extractive title, kept when an LLM title is added
     terms: list[str]
     entities: list[str]
     evidence: list[ThemeEvidencePayload]
     documents: list[str]
     parent: str | None
     children: list[str]
+    llm_title: NotRequired[str]
+    llm_summary: NotRequired[str]
+    llm_model: NotRequired[str]  # the model that wrote them, as the endpoint names it
 
 
 class ThemeManifestPayload(TypedDict):

@@ -40,6 +40,20 @@ class Written:
 REPORTED_IDS = 100
 
 
+class ThemeSummariesReport(BaseModel):
+    """What the LLM wrote for the theme hierarchy in one run (cuerag.communities.summaries): the
+    communities it was asked about (those whose report is new or changed, or that lack an LLM
+    title), how many got one, how many kept their extractive title (an unusable answer, or the LLM
+    failing), what it cost, and the failure that made the run stop asking, if any."""
+
+    requested: int = 0
+    written: int = 0
+    fallback: int = 0
+    usage: LLMUsage = LLMUsage()
+    seconds: float = 0.0
+    problem: str = ""
+
+
 class ThemesReport(BaseModel):
     """What a run did to the corpus's theme hierarchy (cuerag.communities.live): its size, the
     communities whose report it wrote, the stored points it removed, how far the hierarchy had
@@ -57,6 +71,7 @@ class ThemesReport(BaseModel):
     # update carries the last measure instead of clustering the whole corpus again.
     unmeasured: int = 0
     seconds: float = 0.0
+    summaries: ThemeSummariesReport | None = None  # None without an LLM (or with theme_summaries off)
 
 
 class IndexReport(BaseModel):

@@ -1,7 +1,8 @@
 """Reading JSON out of an LLM's answer, which is rarely only JSON: the value may sit in a code
 fence, after a sentence of preamble (which may hold brackets of its own), or carry a trailing
 comma or a missing quote. A hostile or looping model may also send huge, deeply nested or
-non-Unicode output: none of that may crash the caller."""
+non-Unicode output: none of that may crash the caller. A reasoning model may also think aloud
+before it answers (`without_thinking`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import re
 
 import json_repair
 
+_THINKING = re.compile(r"<think>.*?(</think>|$)", re.DOTALL)
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _OPENERS = re.compile(r"[\[{]")
 # An answer past this is a runaway generation, not a list of statements worth repairing.
@@ -65,3 +67,8 @@ def string_list(answer: str) -> list[str]:
     if not isinstance(data, list):
         return []
     return [" ".join(item.split()) for item in data if is_text(item) and item.strip()]
+
+
+def without_thinking(answer: str) -> str:
+    """The answer without a reasoning model's `<think>…</think>` (an unclosed one to the end)."""
+    return _THINKING.sub("", answer).strip()

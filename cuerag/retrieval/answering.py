@@ -8,14 +8,13 @@ possible so that it can be scored against the gold answer.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from pydantic import BaseModel
 
 from cuerag.errors import LLMError
 from cuerag.llm.client import LLM, LLMUsage
-from cuerag.llm.json_reading import string_list
+from cuerag.llm.json_reading import string_list, without_thinking
 from cuerag.retrieval.explain import ExplainedHit
 from cuerag.retrieval.results import ChunkHit, Method, QIterTrace
 from cuerag.text.tools import TextTools
@@ -32,7 +31,6 @@ ANSWER_SYSTEM_PROMPT = """You answer questions from the passages you are given. 
 passages say. Reply with the answer alone, as short as possible: a name, a date, a number, or yes \
 or no. No explanation, no full sentence. If the passages do not hold the answer, give your best guess."""
 
-_THINKING = re.compile(r"<think>.*?(</think>|$)", re.DOTALL)
 _MAX_ENTITY_TOKENS = 128
 _MAX_ANSWER_TOKENS = 64
 
@@ -89,6 +87,6 @@ def generate_answer(
     user = answer_prompt(question, chunks, text, context_tokens=context_tokens)
     completion = llm.complete(ANSWER_SYSTEM_PROMPT, user, max_tokens=_MAX_ANSWER_TOKENS)
     # Reasoning models may think aloud first; the answer is what follows.
-    said = _THINKING.sub("", completion.text).strip()
+    said = without_thinking(completion.text)
     answer = said.splitlines()[0].strip() if said else ""
     return answer, completion.usage()

