@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from cuerag.communities.reports import Report
 from cuerag.errors import LLMError, LLMRefusedError
-from cuerag.index.report import ThemeSummariesReport
+from cuerag.index.report import Progress, ShouldStop, ThemeSummariesReport
 from cuerag.llm.client import LLM, LLMUsage
 from cuerag.llm.json_reading import is_text, load_lenient_json, without_thinking
 
@@ -62,6 +62,7 @@ Agnes Dorr above all. They also recount the shipwrecks off the island, such as t
 # models do) and says nothing of the theme.
 EXAMPLE_NAMES = ("Marl Point", "Quenby", "Agnes Dorr", "Selkie")
 STATEMENT_CHARS = 300  # each representative statement is cut here: the prompt stays bounded
+SUMMARY_STAGE = "theme summaries"  # the stage name progress reports
 MAX_TOKENS = 256  # two to four sentences and a title take far less; more is a runaway answer
 MAX_TITLE_CHARS = 100
 MAX_TITLE_WORDS = 12
@@ -141,6 +142,7 @@ class _Answer:
     problem: str = ""  # why there is no summary
     failed: bool = False  # the LLM itself failed: ask it nothing more this run
     asked: bool = True  # False: not asked, the LLM having failed earlier in the run
+    cancelled: bool = False  # not asked: the run was cancelled
 
 
 class SummaryWriter:
@@ -174,13 +176,36 @@ class SummaryWriter:
             return _Answer(None, completion.usage(), f"no title and summary of its own in {excerpt!r}")
         return _Answer(summary, completion.usage())
 
-    def write(self, reports: dict[str, Report]) -> tuple[dict[str, Report], ThemeSummariesReport]:
+    def write(
+        self,
+        reports: dict[str, Report],
+        *,
+        progress: Progress | None = None,
+        should_stop: ShouldStop | None = None,
+    ) -> tuple[dict[str, Report], ThemeSummariesReport]:
         """`reports` with an LLM title and summary added where one was missing (see the module's
-        note), and what that took. Never raises for the LLM's sake."""
+        note), and what that took. Never raises for the LLM's sake. `progress` hears each answer
+        ("theme summaries", done, total); once `should_stop` says True no more themes are asked
+        (the index run's own work is already stored: the themes not asked keep their extractive
+        titles, and the next run asks for them)."""
         started = time.perf_counter()
         wanted = [cid for cid, r in reports.items() if r.llm_model != self.model]
+        done_count = [0]
+        lock = threading.Lock()
+
+        def ask(report: Report) -> _Answer:
+            if should_stop is not None and should_stop():
+                self._given_up.set()
+                return _Answer(None, LLMUsage(), "not asked: the run was cancelled", asked=False, cancelled=True)
+            answer = self._ask(report)
+            if progress is not None:
+                with lock:
+                    done_count[0] += 1
+                    progress(SUMMARY_STAGE, done_count[0], len(wanted))
+            return answer
+
         with ThreadPoolExecutor(max_workers=self._concurrency, thread_name_prefix="cuerag-themes") as pool:
-            answers = list(pool.map(self._ask, [reports[cid] for cid in wanted]))
+            answers = list(pool.map(ask, [reports[cid] for cid in wanted]))
         out = dict(reports)
         failure = ""
         for cid, answer in zip(wanted, answers, strict=True):
@@ -194,6 +219,8 @@ class SummaryWriter:
             elif answer.asked and not answer.failed:
                 log.warning("theme %s keeps its extractive title: %s", cid, answer.problem)
         done = sum(a.summary is not None for a in answers)
+        if not failure and any(a.cancelled for a in answers):
+            failure = "cancelled: the themes not asked keep their extractive titles until the next run"
         if failure:
             log.warning("theme summaries stopped; %d themes keep extractive titles: %s", len(wanted) - done, failure)
         report = ThemeSummariesReport(

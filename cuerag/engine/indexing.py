@@ -119,7 +119,7 @@ class IndexRuns:
         if not (written.chunks or written.removed_chunks or orphans):
             report.totals = graph.sizes
             # Nothing changed, but a killed run may have left the hierarchy behind the snapshot.
-            report.themes = self._themes(report, corpus, graph)
+            report.themes = self._themes(report, corpus, graph, progress, should_stop)
             return report  # nothing changed: the snapshot stands
         updated = updated_graph(
             graph,
@@ -130,11 +130,18 @@ class IndexRuns:
         )
         fresh = self._collected(corpus, updated, earlier=graph)[0]
         report.totals = fresh.sizes
-        report.themes = self._themes(report, corpus, fresh)
+        report.themes = self._themes(report, corpus, fresh, progress, should_stop)
         return report
 
-    def _themes(self, report: IndexReport, corpus: str, graph: Graph) -> ThemesReport | None:
-        themes = update_stored_themes(self._p, corpus, graph)
+    def _themes(
+        self,
+        report: IndexReport,
+        corpus: str,
+        graph: Graph,
+        progress: Progress | None,
+        should_stop: ShouldStop | None,
+    ) -> ThemesReport | None:
+        themes = update_stored_themes(self._p, corpus, graph, progress=progress, should_stop=should_stop)
         if themes is not None:
             report.stage_seconds["themes"] = themes.seconds
         return themes
@@ -252,7 +259,7 @@ class IndexRuns:
             else:
                 report = IndexReport(corpus=corpus, totals=p.snapshots.graph(corpus).sizes)
                 if not plan.remove:  # a rerun after a kill in the theme update completes it here
-                    report.themes = self._themes(report, corpus, p.snapshots.graph(corpus))
+                    report.themes = self._themes(report, corpus, p.snapshots.graph(corpus), progress, should_stop)
             if plan.remove:
                 # Records gone from a file that changed went with its old set of documents, when its
                 # new set was stored (cuerag.graph.serving): removed all the same.

@@ -16,19 +16,27 @@ from cuerag.communities.summaries import SummaryWriter
 from cuerag.engine.parts import EngineParts
 from cuerag.graph.schema import CHUNKS, collection_name
 from cuerag.graph.snapshot import Graph
-from cuerag.index.report import ThemesReport, ThemeSummariesReport
+from cuerag.index.report import Progress, ShouldStop, ThemesReport, ThemeSummariesReport
 
 log = logging.getLogger(__name__)
 
 
-def update_stored_themes(parts: EngineParts, corpus: str, graph: Graph) -> ThemesReport | None:
-    """Bring the corpus's stored hierarchy up to `graph` (None when themes are off)."""
+def update_stored_themes(
+    parts: EngineParts,
+    corpus: str,
+    graph: Graph,
+    *,
+    progress: Progress | None = None,
+    should_stop: ShouldStop | None = None,
+) -> ThemesReport | None:
+    """Bring the corpus's stored hierarchy up to `graph` (None when themes are off); `progress` and
+    `should_stop` reach the LLM summaries, the one part that can take long."""
     if not parts.settings.themes:
         return None
     started = time.perf_counter()
     store = parts.store
     update = update_themes(graph, load_themes(store, corpus))
-    themes, summaries = _summarized(parts, update.themes)
+    themes, summaries = _summarized(parts, update.themes, progress, should_stop)
     dim = store.collection_dim(collection_name(corpus, CHUNKS))
     counts = write_themes(store, corpus, themes, dim=dim, batch=parts.settings.write_batch)
     levels = {r.level for r in themes.reports.values()}
@@ -49,10 +57,12 @@ def update_stored_themes(parts: EngineParts, corpus: str, graph: Graph) -> Theme
     return report
 
 
-def _summarized(parts: EngineParts, themes: ThemeSet) -> tuple[ThemeSet, ThemeSummariesReport | None]:
+def _summarized(
+    parts: EngineParts, themes: ThemeSet, progress: Progress | None, should_stop: ShouldStop | None
+) -> tuple[ThemeSet, ThemeSummariesReport | None]:
     """`themes` with LLM titles and summaries where they are missing; unchanged without an LLM."""
     if parts.llm is None or not parts.settings.theme_summaries:
         return themes, None
     writer = SummaryWriter(parts.llm, concurrency=parts.settings.llm_concurrency)
-    reports, summaries = writer.write(themes.reports)
+    reports, summaries = writer.write(themes.reports, progress=progress, should_stop=should_stop)
     return dataclasses.replace(themes, reports=reports), summaries

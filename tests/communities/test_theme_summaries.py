@@ -164,6 +164,21 @@ def test_a_failing_llm_is_asked_nothing_more_in_the_run() -> None:
     assert all(r.llm_title is None for r in reports.values())
 
 
+def test_progress_is_heard_and_a_cancel_stops_asking() -> None:
+    done = Completion(text=f"Title: {TITLE}\nSummary: {SUMMARY}")
+    provider = _Provider(done)
+    heard: list[tuple[str, int, int]] = []
+    # Cancelled after the second answer: the other themes are not asked and keep extractive titles.
+    reports, report = _writer(provider).write(
+        _reports(5), progress=lambda *step: heard.append(step), should_stop=lambda: len(heard) >= 2
+    )
+    assert heard == [("theme summaries", 1, 5), ("theme summaries", 2, 5)]
+    assert len(provider.asked) == 2
+    assert (report.requested, report.written, report.fallback) == (5, 2, 3)
+    assert report.problem.startswith("cancelled")
+    assert [r.llm_title for r in reports.values()] == [TITLE, TITLE, None, None, None]
+
+
 def test_reports_without_llm_fields_are_stored_as_before_and_with_them_read_back(tmp_path: Path) -> None:
     plain = _report("L0.0")
     written = dataclasses.replace(_report("L0.1"), llm_title=TITLE, llm_summary=SUMMARY, llm_model="m")
