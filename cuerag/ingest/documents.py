@@ -111,6 +111,12 @@ def documents_from_json(data: Any, where: str) -> list[Document]:
     raise InputError(f"{where}: expected a list of records or a {{title: sentences}} object")
 
 
+# `json.loads` refuses an integer of more digits than Python converts (`sys.get_int_max_str_digits`)
+# with a bare ValueError, which read as a crash ("use sys.set_int_max_str_digits()"): no corpus
+# holds one.
+_NUMBER_TOO_LONG = "JSON holding a number too long to read (thousands of digits) is not a corpus"
+
+
 def _load_json_file(path: Path, raw: bytes, *, walked: bool = False) -> list[Document]:
     """The documents of a JSON corpus file. `walked` (found in a folder, not named): a file that
     does not parse raises NotJson, and one without a corpus's shape NotACorpus, both to be passed
@@ -135,6 +141,8 @@ def _load_json_file(path: Path, raw: bytes, *, walked: bool = False) -> list[Doc
                 raise refusal(f"{path}: line {lineno} is not valid JSON ({exc.msg}, column {exc.colno})") from exc
             except RecursionError as exc:  # as for a .json file: a clear refusal, not a crash
                 raise refusal(f"{path}: line {lineno}: JSON nested too deeply to be a corpus") from exc
+            except ValueError as exc:  # as for a .json file
+                raise refusal(f"{path}: line {lineno}: {_NUMBER_TOO_LONG}") from exc
             problem = jsonl_shape_problem(record) if walked and not docs else None
             if problem is not None:
                 raise NotACorpus(f"{path}: not a corpus: {problem}")
@@ -146,6 +154,8 @@ def _load_json_file(path: Path, raw: bytes, *, walked: bool = False) -> list[Doc
         raise broken(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from exc
     except RecursionError as exc:
         raise broken(f"{path}: JSON nested too deeply to be a corpus") from exc
+    except ValueError as exc:  # valid JSON past Python's limit on an integer's digits (4300)
+        raise broken(f"{path}: {_NUMBER_TOO_LONG}") from exc
     problem = shape_problem(data) if walked else None
     if problem is not None:
         raise NotACorpus(f"{path}: not a corpus: {problem}")

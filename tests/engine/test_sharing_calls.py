@@ -6,9 +6,12 @@ real engine across real processes is tests/server/test_sharing.py."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import inspect
 import json
 import os
+import socket
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Client
@@ -19,6 +22,7 @@ import pytest
 
 from cuerag.config import Settings
 from cuerag.engine.sharing import ops
+from cuerag.engine.sharing import owner as owner_module
 from cuerag.engine.sharing.owner import Owner
 from cuerag.engine.sharing.place import place_of, read_key
 from cuerag.engine.sharing.remote import RemoteEngine, RemoteRetriever
@@ -283,3 +287,48 @@ def test_a_delete_cut_short_by_the_owners_end_is_reported_not_repeated(served: S
     outcome = _owner_ends_during(served, lambda remote: remote.delete_documents("c", ["d"]))
     assert isinstance(outcome, SharingError)
     assert "may or may not have happened" in str(outcome)
+
+
+def _answered(call: Callable[[], object]) -> list[object]:
+    """What `call` gave, or [] while it is still waiting (it may never return: it runs aside)."""
+    outcome: list[object] = []
+    thread = threading.Thread(target=lambda: outcome.append(call()), daemon=True)
+    thread.start()
+    thread.join(30)
+    return outcome
+
+
+def test_a_caller_that_connects_and_says_nothing_does_not_hold_up_the_others(served: Served) -> None:
+    # A process stopped (Ctrl-Z) or hung between its connect and its handshake.
+    with socket.socket(socket.AF_UNIX) as silent:
+        silent.connect(served.place.socket)
+        assert _answered(lambda: served.remote().sizes("abcd")) == [{"documents": 4}]
+
+
+def test_a_connection_that_fails_its_checks_does_not_end_the_serving(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = owner_module._same_user
+    failures = [OSError(errno.EMFILE, "Too many open files")]
+
+    def same_user(conn: Any) -> bool:
+        if failures:  # the process ran out of descriptors for a moment
+            raise failures.pop()
+        return real(conn)
+
+    monkeypatch.setattr(owner_module, "_same_user", same_user)
+    with (
+        contextlib.suppress(EOFError, OSError),
+        Client(served.place.socket, family="AF_UNIX", authkey=read_key(served.place)),
+    ):
+        pass
+    assert not failures
+    assert _answered(lambda: served.remote().sizes("abcd")) == [{"documents": 4}]
+
+
+def test_a_message_that_is_not_json_is_a_malformed_request(served: Served) -> None:
+    for header in (b"\xff\x00not json", b"[" * 100_000):
+        conn = Client(served.place.socket, family="AF_UNIX", authkey=read_key(served.place))
+        with conn:
+            conn.send_bytes(header)
+            assert "malformed message" in receive(conn)["error"]["message"]

@@ -295,3 +295,24 @@ def test_uppercase_jsonl_suffix(tmp_path: Path) -> None:
 def test_uppercase_md_suffix_title(tmp_path: Path) -> None:
     (doc,) = load_paths([write(tmp_path / "NOTES.MD", "# Real Title\nBody text.\n")])
     assert doc.title == "Real Title"
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("long.json", '[{"title": "t", "text": "x", "n": ' + "1" * 5000 + "}]"),
+        ("long.jsonl", '{"text": "x", "n": ' + "9" * 5000 + "}\n"),
+    ],
+)
+def test_a_number_too_long_to_read_is_refused_clearly(tmp_path: Path, name: str, text: str) -> None:
+    # Valid JSON that Python's json refuses with a bare ValueError (its 4300-digit limit).
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(InputError, match="number too long"):
+        load_paths([path])
+
+
+def test_a_number_too_long_to_read_in_a_walked_folder_is_passed_over(tmp_path: Path) -> None:
+    (tmp_path / "settings.json").write_text('{"seed": ' + "7" * 5000 + "}")
+    (tmp_path / "a.md").write_text("# Alpha\n\nAlpha is read.")
+    assert [d.title for d in load_paths([tmp_path])] == ["Alpha"]

@@ -11,13 +11,15 @@ a caller never finds the lock free while this process still answers.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import socket
 import struct
 import threading
-from collections.abc import Callable
-from multiprocessing.connection import Connection, Listener
+from collections.abc import Callable, Iterator
+from multiprocessing import AuthenticationError
+from multiprocessing.connection import Connection, Listener, answer_challenge, deliver_challenge
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -33,6 +35,24 @@ from cuerag.errors import Cancelled, CueRagError, SharingError
 log = logging.getLogger(__name__)
 
 _JOIN_S = 30.0  # how long closing waits for calls under way (each stops at its next step)
+# How long a caller has to prove it holds the key. The handshake runs on the call's own thread,
+# never the accepting one: a caller that connects and says nothing (stopped, hung, or hostile)
+# holds one thread this long, not every other caller's calls for ever.
+_HANDSHAKE_S = 10.0
+_BACKLOG = 64  # connections the kernel queues while the accepting thread starts the previous ones
+_FULL_PAUSE_S = 0.5  # out of descriptors or memory: the pending connection stays queued, so wait
+_OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+
+
+@contextlib.contextmanager
+def _socket_of(conn: Connection) -> Iterator[socket.socket]:
+    """The connection's socket, without a second descriptor (a dup fails when they have run out)
+    and left open for the connection."""
+    sock = socket.socket(fileno=conn.fileno())
+    try:
+        yield sock
+    finally:
+        sock.detach()
 
 
 def _same_user(conn: Connection) -> bool:
@@ -40,16 +60,23 @@ def _same_user(conn: Connection) -> bool:
     other users out and the key is checked; this holds even if both were got round."""
     if not hasattr(socket, "SO_PEERCRED"):
         return True
-    with socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+    with _socket_of(conn) as sock:
         creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     _pid, uid, _gid = struct.unpack("3i", creds)
     return bool(uid == os.getuid())
 
 
+def _read_timeout(conn: Connection, seconds: int) -> None:
+    """Bound each read of the connection (0: no bound). A socket option, not `settimeout`, which
+    would make the descriptor non-blocking under the connection's own reads."""
+    with _socket_of(conn) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", seconds, 0))
+
+
 def _hang_up(conn: Connection) -> None:
     """End a connection another thread may be blocked reading: a shutdown wakes that read (a
     close alone would not) and tells the peer at once."""
-    with contextlib.suppress(OSError), socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+    with contextlib.suppress(OSError), _socket_of(conn) as sock:
         sock.shutdown(socket.SHUT_RDWR)
 
 
@@ -128,29 +155,60 @@ class Owner:
         # A socket file left by an owner that was killed: this process holds the lock now.
         with contextlib.suppress(FileNotFoundError):
             os.unlink(place.socket)
-        self._listener = Listener(place.socket, family="AF_UNIX", authkey=read_key(place))
+        self._key = read_key(place)
+        # No authkey here: `accept` would run the handshake on the accepting thread (`_admitted`).
+        self._listener = Listener(place.socket, family="AF_UNIX", backlog=_BACKLOG)
         self._accepting = threading.Thread(target=self._accept, name="cuerag-share-accept", daemon=True)
         self._accepting.start()
         log.info("serving the index at %s to other processes (pid %d)", place.data_dir, os.getpid())
 
     def _accept(self) -> None:
+        # Nothing a caller does may end this loop: without it the index stays held and served by
+        # no one, and every other process waits on it.
         while not self._closing.is_set():
             try:
                 conn = self._listener.accept()
-            except Exception as exc:  # a failed handshake (wrong key, a caller gone), or the wake-up
-                if not self._closing.is_set():
-                    log.warning("refused a connection to the index: %s", type(exc).__name__)
+            except OSError as exc:
+                if self._closing.is_set():
+                    continue
+                log.warning("could not accept a connection to the index: %s", exc)
+                if exc.errno in _OUT_OF_RESOURCES:
+                    self._closing.wait(_FULL_PAUSE_S)
                 continue
-            if self._closing.is_set() or not _same_user(conn):
+            if self._closing.is_set():
                 conn.close()
                 continue
             thread = threading.Thread(target=self._serve, args=(conn,), name="cuerag-share-call", daemon=True)
             with self._lock:
                 self._calls[conn] = thread
-            thread.start()
+            try:
+                thread.start()
+            except RuntimeError as exc:  # no thread to be had: this caller is refused, not the next
+                log.warning("could not serve a connection to the index: %s", exc)
+                with self._lock:
+                    self._calls.pop(conn, None)
+                conn.close()
+
+    def _admitted(self, conn: Connection) -> bool:
+        """The caller runs as this user and holds the key (both ends prove it), within
+        `_HANDSHAKE_S`; else it is refused."""
+        try:
+            if not _same_user(conn):
+                return False
+            _read_timeout(conn, int(_HANDSHAKE_S))
+            deliver_challenge(conn, self._key)
+            answer_challenge(conn, self._key)
+            _read_timeout(conn, 0)  # a call may wait long between messages (a standby, a check)
+        except (OSError, EOFError, AuthenticationError) as exc:  # a wrong key, silence, a caller gone
+            if not self._closing.is_set():
+                log.warning("refused a connection to the index: %s", type(exc).__name__)
+            return False
+        return True
 
     def _serve(self, conn: Connection) -> None:
         try:
+            if not self._admitted(conn):
+                return
             header = receive(conn)
             raw_args = conn.recv_bytes(MAX_MESSAGE)
             op = OPS.get(str(header.get("op")))

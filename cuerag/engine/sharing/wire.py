@@ -25,7 +25,10 @@ def send(conn: Connection, message: dict[str, Any]) -> None:
 
 
 def receive(conn: Connection) -> dict[str, Any]:
-    message = json.loads(conn.recv_bytes(MAX_MESSAGE))
+    try:
+        message = json.loads(conn.recv_bytes(MAX_MESSAGE))
+    except (ValueError, RecursionError):  # not JSON, not text, or nested past the parser's depth
+        message = None
     if not isinstance(message, dict):
         raise SharingError("a malformed message came through the sharing socket")
     return message
