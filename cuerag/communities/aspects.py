@@ -32,6 +32,9 @@ _BOUNDARY = re.compile(r"\s*(?:[—–;:?!()]|,|\.\s|\s-\s)\s*")
 _OPENER = re.compile(r"^(?:and|or|for example|e\.g\.|such as|things like|like|including|plus)\s+", re.IGNORECASE)
 _WORD = re.compile(r"\w\w+")  # words of two letters or more ("e.g" is none)
 MIN_WORDS = 2  # a one-word fragment ("SQLite", "etc") is no aspect
+# Each aspect is one more embedding and one pass over the chunk vectors: a question of many short
+# clauses (a list pasted in) keeps its first ones. Broad questions of the global sets list at most 11.
+MAX_ASPECTS = 12
 
 
 def question_aspects(question: str) -> list[str]:
@@ -41,7 +44,7 @@ def question_aspects(question: str) -> list[str]:
         part = _OPENER.sub("", part.strip())
         if len(_WORD.findall(part)) >= MIN_WORDS:
             parts.append(part)
-    return parts if len(parts) > 1 else []
+    return parts[:MAX_ASPECTS] if len(parts) > 1 else []
 
 
 def aspect_bonus(aspect_scores: Sequence[np.ndarray]) -> np.ndarray | None:

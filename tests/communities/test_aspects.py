@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cuerag.communities.aspects import ASPECT_BONUS, TOP_PER_ASPECT, aspect_bonus, question_aspects
+from cuerag.communities.aspects import ASPECT_BONUS, MAX_ASPECTS, TOP_PER_ASPECT, aspect_bonus, question_aspects
 
 
 def test_a_question_listing_aspects_is_split_into_them() -> None:
@@ -41,3 +41,8 @@ def test_each_aspect_lifts_its_own_top_documents_by_rank() -> None:
     assert np.isclose(bonus[2], ASPECT_BONUS / 2)
     assert np.count_nonzero(bonus) <= 2 * TOP_PER_ASPECT
     assert aspect_bonus([]) is None
+
+
+def test_a_question_of_many_clauses_keeps_a_bounded_number() -> None:
+    question = ", ".join(f"item{i} words" for i in range(600))
+    assert question_aspects(question) == [f"item{i} words" for i in range(MAX_ASPECTS)]
