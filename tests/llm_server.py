@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from cuerag.config import Settings
+
 MODEL_ALIAS = "smollm2"
 
 
@@ -82,3 +84,15 @@ def llm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 process.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 process.kill()
+
+
+def server_settings(data_dir: Path, url: str, **extra: object) -> Settings:
+    """An engine's settings for the server `llm_server` started (its OpenAI-compatible API)."""
+    return Settings(
+        data_dir=data_dir,
+        llm_provider="openai",
+        llm_model=MODEL_ALIAS,
+        llm_base_url=url,
+        llm_concurrency=2,
+        **extra,  # type: ignore[arg-type]
+    )

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from llm_server import MODEL_ALIAS
+from llm_server import MODEL_ALIAS, server_settings
 
 from cuerag import CueRag, Document, Settings, make_document
 from cuerag.graph.schema import collection_name
@@ -38,16 +38,9 @@ PASSAGES = [
 
 
 def _settings(data_dir: Path, url: str, **extra: object) -> Settings:
-    return Settings(
-        data_dir=data_dir,
-        llm_provider="openai",
-        llm_model=MODEL_ALIAS,
-        llm_base_url=url,
-        llm_concurrency=2,
-        llm_max_tokens=256,
-        theme_summaries=False,  # what these tests count is the extraction's; tests/llm/test_llm_theme_summaries.py
-        **extra,  # type: ignore[arg-type]
-    )
+    # What these tests count is the extraction's: theme summaries are tested in
+    # tests/llm/test_llm_theme_summaries.py.
+    return server_settings(data_dir, url, llm_max_tokens=256, theme_summaries=False, **extra)
 
 
 def _docs() -> list[Document]:

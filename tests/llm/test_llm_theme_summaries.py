@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from llm_server import MODEL_ALIAS
+from llm_server import MODEL_ALIAS, server_settings
 from typer.testing import CliRunner
 
 import cuerag.cli.app
@@ -60,14 +60,7 @@ def _docs() -> list[Document]:
 
 
 def _settings(data_dir: Path, url: str, **extra: object) -> Settings:
-    return Settings(
-        data_dir=data_dir,
-        llm_provider="openai",
-        llm_model=MODEL_ALIAS,
-        llm_base_url=url,
-        llm_concurrency=2,
-        **extra,  # type: ignore[arg-type]
-    )
+    return server_settings(data_dir, url, **extra)
 
 
 @pytest.fixture(scope="module")
