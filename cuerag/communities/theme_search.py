@@ -46,10 +46,18 @@ MAX_THEMES = 8
 MIN_BUDGET_TOKENS = 100
 MAX_BUDGET_TOKENS = 20_000
 
-# Questions about the corpus itself rather than a subject in it.
+# Questions about the corpus itself rather than a subject in it. Each form must end the question
+# (bar punctuation): "what does the documentation say about security?" or "an overview of the
+# security model" name a subject, and get theme search, not the corpus's top themes.
+_CORPUS = r"(corpus|collection|documentation|docs|vault|notes|documents)"
+_END = r"\s*[?.!]*\s*$"
+_OF_CORPUS = rf"(\s+(of|in)\s+(this|the|these|our|my)\s+{_CORPUS})?"
 _OVERVIEW = re.compile(
-    r"^\s*$|\b(main|key|major|top)\s+(topics|themes|subjects)\b|\bwhat\s+(is|does)\s+(in\s+)?(this|the)\s+"
-    r"(corpus|collection|documentation|vault)\b|\boverview\b|\bwhat\s+.*\b(corpus|collection)\s+(about|contain|hold|cover)",
+    rf"^\s*$"
+    rf"|\b(main|key|major|top)\s+(topics|themes|subjects){_OF_CORPUS}{_END}"
+    rf"|\bwhat\s+(is|does)\s+(in\s+)?(this|the)\s+{_CORPUS}(\s+(contains?|covers?|holds?|includes?))?(\s+about)?{_END}"
+    rf"|\boverview{_OF_CORPUS}{_END}"
+    rf"|\bwhat\s+.*\b{_CORPUS}\s+(about|contains?|holds?|covers?){_END}",
     re.IGNORECASE,
 )
 
