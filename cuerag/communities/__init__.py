@@ -14,10 +14,10 @@ import time
 import numpy as np
 
 from cuerag.communities.archrag import archrag_search
-from cuerag.communities.aspects import aspect_bonus, question_aspects
+from cuerag.communities.aspects import aspect_bonus, aspect_scores, kept_first, question_aspects
 from cuerag.communities.index import CommunityIndex
 from cuerag.communities.leanrag import leanrag_search
-from cuerag.communities.relevance import per_doc_max, relevance, specific_dense
+from cuerag.communities.relevance import relevance
 from cuerag.communities.search import document_scores, scaled
 from cuerag.config import QIterParams
 from cuerag.retrieval.qiter import q_iter
@@ -48,12 +48,10 @@ def global_ranking(
     aspects = question_aspects(question)
     if aspects:
         vectors = retriever.embed_queries(aspects)
-        per_aspect = [
-            specific_dense(docs, per_doc_max(graph.chunk_vectors @ v, docs.chunk_doc, len(docs)), v) for v in vectors
-        ]
+        per_aspect = [aspect_scores(docs, graph.chunk_vectors @ v, v) for v in vectors]
         bonus = aspect_bonus(per_aspect)
         if bonus is not None:
-            scores = scaled(scores) + bonus
+            scores = kept_first(scores, scaled(scores) + bonus)
     out: list[tuple[int, float]] = []
     for d in np.argsort(-scores, kind="stable"):
         chunk = rel.best_chunk(docs, int(d))

@@ -32,6 +32,11 @@ class DocTable:
     vectors: np.ndarray  # (n_docs, dim): the normalised mean of the document's chunk vectors
     titles: list[str]
 
+    @property
+    def lead_chunks(self) -> np.ndarray:
+        """Each document's first chunk (its title and opening: where a page says what it is about)."""
+        return np.array([chunks[0] for chunks in self.doc_chunks], dtype=np.int64)
+
     @classmethod
     def build(cls, graph: Graph) -> DocTable:
         by_doc = graph.doc_chunks()

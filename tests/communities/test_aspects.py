@@ -5,7 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from cuerag.communities.aspects import ASPECT_BONUS, MAX_ASPECTS, TOP_PER_ASPECT, aspect_bonus, question_aspects
+from cuerag.communities.aspects import (
+    ASPECT_BONUS,
+    KEEP_FIRST,
+    MAX_ASPECTS,
+    TOP_PER_ASPECT,
+    aspect_bonus,
+    aspect_scores,
+    kept_first,
+    question_aspects,
+)
+from cuerag.communities.documents import DocTable, normalized
 
 
 def test_a_question_listing_aspects_is_split_into_them() -> None:
@@ -46,3 +56,30 @@ def test_each_aspect_lifts_its_own_top_documents_by_rank() -> None:
 def test_a_question_of_many_clauses_keeps_a_bounded_number() -> None:
     question = ", ".join(f"item{i} words" for i in range(600))
     assert question_aspects(question) == [f"item{i} words" for i in range(MAX_ASPECTS)]
+
+
+def test_the_questions_own_best_documents_stay_first() -> None:
+    # The question's own ranking puts 3 then 1 first; its clauses' bonuses favour 0, 2 and 4.
+    own = np.array([0.2, 0.8, 0.1, 0.9, 0.0])
+    blended = own + np.array([1.0, 0.0, 0.9, 0.0, 0.95])
+    order = list(np.argsort(-kept_first(own, blended), kind="stable"))
+    assert KEEP_FIRST == 2
+    assert order[:2] == [3, 1]  # not displaced by the clauses' top hits
+    assert order[2:] == [0, 2, 4]  # the rest as blended
+
+
+def test_a_page_about_an_aspect_outranks_one_that_mentions_it_inside() -> None:
+    # Two pages of three chunks each, plus three pages on other subjects. Page 0 opens on the
+    # aspect; page 1 is about something else and has one chunk a little nearer the aspect deep inside.
+    aspect = np.array([0.0, 1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+    chunk_cosines = np.array([0.80, 0.20, 0.10, 0.05, 0.10, 0.82, 0.10, 0.20, 0.30], dtype=np.float32)
+    vectors = normalized(np.eye(5, dtype=np.float32)[[1, 2, 3, 4, 0]])
+    docs = DocTable(
+        doc_ids=[f"d{i}" for i in range(5)],
+        doc_chunks=[[0, 1, 2], [3, 4, 5], [6], [7], [8]],
+        chunk_doc=np.array([0, 0, 0, 1, 1, 1, 2, 3, 4]),
+        vectors=vectors,
+        titles=[f"d{i}" for i in range(5)],
+    )
+    scores = aspect_scores(docs, chunk_cosines, aspect)
+    assert int(np.argmax(scores)) == 0  # by its best chunk alone, page 1 would come first
