@@ -1,17 +1,18 @@
 """Extractive community reports: what a theme is about, with no LLM.
 
 A report names its community by its most *specific* terms (words far more frequent in its
-documents than in the corpus, by TF-IDF contrast), lists its top entities (frequent inside,
-rare outside), and quotes a handful of representative units chosen by maximal marginal relevance
-(close to the community's centroid, far from each other: coverage, not five look-alikes), each
-cited to its chunk and document; a unit too short to say anything (`says_something`) is never
-quoted. Its vector (the normalised mean of its documents' vectors) is
+documents than in the corpus, by TF-IDF contrast), lists its top entities (frequent inside, rare
+outside, names rather than formula pieces), and quotes a handful of representative units chosen by
+maximal marginal relevance (close to the community's centroid, far from each other: coverage, not
+five look-alikes), each cited to its chunk and document; a unit too short to say anything
+(`says_something`) is never quoted. Its vector (the normalised mean of its documents' vectors) is
 what a question is compared with.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,11 @@ from cuerag.graph.snapshot import Graph
 # admonition labels ("Danger", "Note") and sentences whose inline markup was stripped ("Use .",
 # "See :") are units of their own, and shown as a theme's statements they say nothing.
 MIN_STATEMENT_WORDS = 3
+
+# What a top entity needs to name something: two letters in a row. NER on a page of math or
+# markup returns formula pieces ("x^2", "(1)", "a_1") and bare numbers; listed as what a theme is
+# about, they tell a reader nothing.
+_NAME_LIKE = re.compile(r"[^\W\d_]{2}")
 
 
 @dataclass(frozen=True)
@@ -107,7 +113,7 @@ class ReportWriter:
         names: list[str] = []
         for e in ranked:
             name = self.graph.entity_names[e]
-            if name and name.casefold() not in {n.casefold() for n in names}:
+            if _NAME_LIKE.search(name) and name.casefold() not in {n.casefold() for n in names}:
                 names.append(name)
             if len(names) >= k:
                 break

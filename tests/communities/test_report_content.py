@@ -1,14 +1,18 @@
 """What a theme's report and global search show a reader: statements that say something (not a
-documentation page's admonition label, "Danger", or a fragment left by stripped markup, "Use .").
-Found on Debian's docutils-doc HTML."""
+documentation page's admonition label, "Danger", or a fragment left by stripped markup, "Use ."),
+and top entities that are names (not formula or markup pieces). Found on Debian's docutils-doc HTML."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 from conftest import notes_engine
 
+from cuerag.communities.documents import DocTable
+from cuerag.communities.live import report_writer
 from cuerag.communities.reports import says_something
 from cuerag.engine.facade import CueRag
 from cuerag.models.loading import Models
@@ -53,3 +57,15 @@ def test_global_search_states_no_fragments(engine: CueRag) -> None:
         result = engine.global_search(CORPUS, question, budget_tokens=2000)
         stated = [s.text for g in result.groups for s in g.statements]
         assert stated and all(says_something(t) for t in stated), (question, stated)
+
+
+def test_theme_entities_leave_out_formula_and_markup_pieces(engine: CueRag) -> None:
+    graph = engine.graph(CORPUS)
+    assert graph.entity_names
+    # Every other entity renamed to what math and markup leave in a page's text.
+    pieces = ["(1)", "x^2", "2.5", "{}", "1979", "a_1"]
+    names = [pieces[i // 2 % len(pieces)] if i % 2 == 0 else n for i, n in enumerate(graph.entity_names)]
+    docs = DocTable.build(graph)
+    writer = report_writer(replace(graph, entity_names=names), docs)
+    shown = writer.entities(list(range(len(docs))), k=len(names))
+    assert shown and all(re.search(r"[^\W\d_]{2}", n) for n in shown), shown
