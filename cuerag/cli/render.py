@@ -101,13 +101,23 @@ def _carried(unmeasured: int) -> str:
     return f"; measured before the last {unmeasured} document change(s)" if unmeasured else ""
 
 
-def print_result(result: ExplainedResult, *, show_trace: bool) -> None:
+# Characters of each passage `cuerag query` shows unless `--chars` says otherwise: a table of five
+# hits stays readable at the terminal; `--chars 0` shows them whole.
+PASSAGE_CHARS = 300
+
+
+def passage(text: str, chars: int) -> str:
+    """A passage cut to `chars` characters, "…" the last of them (0: whole)."""
+    return text if chars <= 0 or len(text) <= chars else text[: chars - 1] + "…"
+
+
+def print_result(result: ExplainedResult, *, show_trace: bool, chars: int = PASSAGE_CHARS) -> None:
     table = Table(title=f"{result.method} · {_shown(result.query)}", show_lines=True)
     table.add_column("#", justify="right")
     table.add_column("score", justify="right")
     table.add_column("chunk, and why it is here")
     for rank, hit in enumerate(result.chunks, start=1):
-        text = hit.text if len(hit.text) < 300 else hit.text[:297] + "…"
+        text = passage(hit.text, chars)
         label = (
             f"[bold]{_shown(hit.title)}[/bold] ({_shown(hit.doc_id)})\n{_shown(text)}\n"
             f"[italic]why: {_shown(hit.why.text)}[/italic]"

@@ -147,6 +147,26 @@ def test_cli_query_says_why_each_chunk_is_here(data_dir: Path, models: Models) -
     assert shown.stdout.count("why:") == len(chunks)
 
 
+def test_cli_query_chars_shows_as_much_of_each_passage_as_asked(data_dir: Path, models: Models) -> None:
+    """A passage was cut at 297 characters with no way to see more: `--chars N` cuts it at N, and
+    `--chars 0` shows it whole."""
+    runner = CliRunner()
+    args = ["query", TOY, "-c", SAMPLE, "--no-trace", "--data-dir", str(data_dir)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cuerag.cli.context, "CueRag", functools.partial(CueRag, models=models))
+        texts = [h["text"] for h in json.loads(runner.invoke(cuerag.cli.app.app, [*args, "--json"]).stdout)["chunks"]]
+        short = runner.invoke(cuerag.cli.app.app, [*args, "--chars", "60"])
+        whole = runner.invoke(cuerag.cli.app.app, [*args, "--chars", "0"])
+        shown = CliRunner().invoke(cuerag.cli.app.app, ["query", "--help"], env={"COLUMNS": "200"}).output
+    assert short.exit_code == 0 and whole.exit_code == 0, short.output + whole.output
+    one_line = [t for t in texts if "\n" not in t and len(t) > 60]
+    assert one_line  # passages the checks below can find on one line, each longer than the cut
+    for text in one_line:
+        assert text[:59] + "…" in short.stdout and text not in short.stdout, text
+        assert text in whole.stdout, text
+    assert "--chars" in shown and "0: the whole passage" in shown, shown
+
+
 def test_cli_themes_and_global_search(data_dir: Path, models: Models) -> None:
     """Issue 32: `cuerag themes` lists and opens themes, refusing an unknown one; `cuerag global`
     answers by theme within its budget."""
