@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from cuerag.cli.console import _CORPUS_HELP, _fail, _shown, err, out
+from cuerag.cli.console import _CORPUS_HELP, _count, _fail, _shown, err, out
 from cuerag.cli.context import _engine, _say_models_load_here
 from cuerag.cli.messages import FILTER_FLAGS
 from cuerag.cli.render import PASSAGE_CHARS, print_result
@@ -185,6 +185,6 @@ def documents(
     for d in listing.documents:
         table.add_row(escape(d.doc_id), escape(d.title), d.format, str(d.chunks), escape(", ".join(d.tags)))
     out.print(table)
-    shown = f"{len(listing.documents)} of {listing.total} documents"
+    shown = f"{len(listing.documents)} of {_count(listing.total, 'document')}"
     more = f"; next page: --cursor {listing.next_cursor}" if listing.next_cursor else ""
     out.print(shown + more, markup=False)

@@ -60,14 +60,17 @@ def print_report(report: IndexReport, *, told: Mapping[str, str] | None = None) 
         f"corpus [bold]{report.corpus}[/bold]: {_count(report.documents_added, 'document')} added, "
         f"{report.documents_unchanged} unchanged, {report.documents_replaced} replaced, "
         f"{report.documents_removed} removed; "
-        f"{report.chunks_added} chunks, {report.units_added} units, {report.entities_added} entities added "
+        f"{_count(report.chunks_added, 'chunk')}, {_count(report.units_added, 'unit')}, "
+        f"{_count(report.entities_added, 'entity', 'entities')} added "
         f"in {report.elapsed_seconds:.1f}s"
     )
     if report.chunks_llm or report.chunks_fallback:
-        out.print(f"LLM units for {report.chunks_llm} chunks; {report.chunks_fallback} fell back to sentences")
+        out.print(
+            f"LLM units for {_count(report.chunks_llm, 'chunk')}; {report.chunks_fallback} fell back to sentences"
+        )
     for stage, usage in report.llm_usage.items():
         out.print(
-            f"LLM {stage}: {usage.calls} calls ({usage.cached_calls} from cache), "
+            f"LLM {stage}: {_count(usage.calls, 'call')} ({usage.cached_calls} from cache), "
             f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens"
         )
     if report.embedder_backend:
@@ -78,7 +81,8 @@ def print_report(report: IndexReport, *, told: Mapping[str, str] | None = None) 
     if (t := report.themes) is not None:
         share = f" ({t.seconds / report.elapsed_seconds:.0%} of the run)" if report.elapsed_seconds else ""
         out.print(
-            f"themes: {t.communities} communities in {t.levels} levels, {t.written} written, {t.removed} removed, "
+            f"themes: {_count(t.communities, 'community', 'communities')} in {_count(t.levels, 'level')}, "
+            f"{t.written} written, {t.removed} removed, "
             f"drift {t.drift:.2f} (noise {t.noise:.2f}{_carried(t.unmeasured)}){', rebuilt' if t.rebuilt else ''}, "
             f"{t.seconds:.1f}s{share}",
             markup=False,
@@ -87,7 +91,7 @@ def print_report(report: IndexReport, *, told: Mapping[str, str] | None = None) 
             u = s.usage
             out.print(
                 f"theme summaries (LLM): {s.written} of {s.requested} written, {s.fallback} kept their extractive "
-                f"title; {u.calls} calls ({u.cached_calls} from cache), {u.prompt_tokens} prompt + "
+                f"title; {_count(u.calls, 'call')} ({u.cached_calls} from cache), {u.prompt_tokens} prompt + "
                 f"{u.completion_tokens} completion tokens, {s.seconds:.1f}s",
                 markup=False,
             )
@@ -98,7 +102,7 @@ def print_report(report: IndexReport, *, told: Mapping[str, str] | None = None) 
 
 def _carried(unmeasured: int) -> str:
     """A carried drift says how many documents changed since it was measured."""
-    return f"; measured before the last {unmeasured} document change(s)" if unmeasured else ""
+    return f"; measured before the last {_count(unmeasured, 'document change')}" if unmeasured else ""
 
 
 # Characters of each passage `cuerag query` shows unless `--chars` says otherwise: a table of five

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from cuerag.cli.console import _CORPUS_HELP, _fail, out
+from cuerag.cli.console import _CORPUS_HELP, _count, _fail, out
 from cuerag.cli.context import _engine
 from cuerag.errors import CueRagError
 
@@ -32,7 +32,7 @@ def themes(
         out.print_json(listing.model_dump_json())
         return
     if (t := listing.theme) is not None:
-        out.print(f"{t.theme_id} (level {t.level}, {t.documents_total} documents): {t.title}", markup=False)
+        out.print(f"{t.theme_id} (level {t.level}, {_count(t.documents_total, 'document')}): {t.title}", markup=False)
         if t.summary:
             out.print(t.summary, markup=False, highlight=False)
         out.print(f"entities: {', '.join(t.entities)}", markup=False)
@@ -44,7 +44,10 @@ def themes(
         table.add_row(s.theme_id, str(s.level), str(s.documents), str(s.children), title)
     out.print(table)
     more = f"; next page: --offset {listing.next_offset}" if listing.next_offset is not None else ""
-    out.print(f"{len(listing.themes)} of {listing.total} themes, {listing.levels} levels{more}", markup=False)
+    out.print(
+        f"{len(listing.themes)} of {_count(listing.total, 'theme')}, {_count(listing.levels, 'level')}{more}",
+        markup=False,
+    )
 
 
 def global_search(
@@ -63,13 +66,13 @@ def global_search(
         out.print_json(result.model_dump_json())
         return
     for group in result.groups:
-        out.print(f"## {group.title} ({group.theme_id}, {group.documents} documents)", markup=False)
+        out.print(f"## {group.title} ({group.theme_id}, {_count(group.documents, 'document')})", markup=False)
         if group.summary:
             out.print(group.summary, markup=False, highlight=False)
         for s in group.statements:
             out.print(f"- {s.text} [{s.doc_id}]", markup=False, highlight=False)
     out.print(
-        f"{result.documents_cited} of {result.corpus_documents} documents cited ({result.coverage:.0%}), "
-        f"themes hold {result.theme_coverage:.0%}; {result.tokens} tokens; {result.elapsed_ms:.0f} ms",
+        f"{result.documents_cited} of {_count(result.corpus_documents, 'document')} cited ({result.coverage:.0%}), "
+        f"themes hold {result.theme_coverage:.0%}; {_count(result.tokens, 'token')}; {result.elapsed_ms:.0f} ms",
         markup=False,
     )
