@@ -3,7 +3,7 @@ answered by theme (`cuerag.communities`)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -13,11 +13,16 @@ from cuerag.cli.console import _CORPUS_HELP, _count, _fail, out
 from cuerag.cli.context import _engine
 from cuerag.errors import CueRagError
 
+if TYPE_CHECKING:  # the CLI imports no more than a command needs (its start-up time)
+    from cuerag.communities.browse import ThemeDetail
+
 
 def themes(
     ctx: typer.Context,
     corpus: Annotated[str, typer.Option("--corpus", "-c", help=_CORPUS_HELP)],
-    theme: Annotated[str | None, typer.Option("--theme", "-t", help="Open this theme and list its children.")] = None,
+    theme: Annotated[
+        str | None, typer.Option("--theme", "-t", help="Open this theme: its children, or a leaf's documents.")
+    ] = None,
     level: Annotated[int, typer.Option(help="Level listed without --theme (0: the broadest).")] = 0,
     offset: Annotated[int, typer.Option(help="Start of the page (a page's next offset).")] = 0,
     limit: Annotated[int, typer.Option(help="Themes per page (1-100).")] = 20,
@@ -38,6 +43,9 @@ def themes(
         out.print(f"entities: {', '.join(t.entities)}", markup=False)
         for e in t.evidence:
             out.print(f"- {e.text} [{e.doc_id}]", markup=False, highlight=False)
+        if not listing.total:  # a leaf: what it holds are documents, not sub-themes (no empty table)
+            print_members(t)
+            return
     table = Table("theme_id", "level", "documents", "children", "title")
     for s in listing.themes:
         title = escape(s.title) if not s.summary else f"{escape(s.title)}\n[dim]{escape(s.summary)}[/dim]"
@@ -48,6 +56,15 @@ def themes(
         f"{len(listing.themes)} of {_count(listing.total, 'theme')}, {_count(listing.levels, 'level')}{more}",
         markup=False,
     )
+
+
+def print_members(theme: ThemeDetail) -> None:
+    """A leaf theme's member documents, one a line (the first DOCUMENTS_SHOWN, the count says how many)."""
+    out.print(f"no sub-themes; its {_count(theme.documents_total, 'document')}:", markup=False)
+    for doc_id in theme.documents:
+        out.print(f"  {doc_id}", markup=False, highlight=False)
+    if theme.documents_total > len(theme.documents):
+        out.print(f"  … and {theme.documents_total - len(theme.documents)} more", markup=False)
 
 
 def global_search(

@@ -187,6 +187,27 @@ def test_cli_themes_and_global_search(data_dir: Path, models: Models) -> None:
     assert result["groups"] and result["tokens"] <= 200
 
 
+def test_cli_themes_opens_a_leaf_theme_with_its_documents(data_dir: Path, models: Models) -> None:
+    """A theme with no sub-themes printed its report, then an empty table: its documents instead."""
+    runner = CliRunner()
+    base = ["-c", SAMPLE, "--data-dir", str(data_dir)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cuerag.cli.context, "CueRag", functools.partial(CueRag, models=models))
+        levels = json.loads(runner.invoke(cuerag.cli.app.app, ["themes", *base, "--json"]).stdout)["levels"]
+        deepest = runner.invoke(cuerag.cli.app.app, ["themes", *base, "--level", str(levels - 1), "--json"])
+        leaf = json.loads(deepest.stdout)["themes"][0]
+        assert leaf["children"] == 0, leaf
+        detail = json.loads(
+            runner.invoke(cuerag.cli.app.app, ["themes", *base, "--theme", leaf["theme_id"], "--json"]).stdout
+        )
+        opened = runner.invoke(cuerag.cli.app.app, ["themes", *base, "--theme", leaf["theme_id"]])
+    assert opened.exit_code == 0, opened.output
+    assert "theme_id" not in opened.stdout and "0 of 0" not in opened.stdout, opened.stdout  # no empty table
+    assert "no sub-themes" in opened.stdout, opened.stdout
+    lines = opened.stdout.splitlines()
+    assert detail["theme"]["documents"] and all(f"  {d}" in lines for d in detail["theme"]["documents"]), lines
+
+
 def test_cli_output_to_a_pipe_keeps_each_line_whole(data_dir: Path, models: Models) -> None:
     # CliRunner's stdout is not a terminal: a chunk's text and its reason are not cut into lines.
     runner = CliRunner()
