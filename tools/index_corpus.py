@@ -31,7 +31,9 @@ _STAGES = Stages(
 )
 # At α > 0 the LLM works between split and the rest.
 _LLM_STAGES = Stages(("split", "extract", *_STAGES.order[1:]), _STAGES.concurrent)
-_PATHS = "Files or folders."
+# A desktop host starts the server in a folder of its choosing (often `/` or the home folder), so
+# a relative path is read from the first allowed root, the folder the user chose, not from there.
+_PATHS = "Files or folders; a relative path is read from the first allowed root."
 
 
 # Said to an agent that will relay it to a person: what to do, in the places they can do it.
@@ -53,14 +55,16 @@ class DocumentInput(BaseModel):
 
 
 def check_allowed(path: str, roots: list[Path], *, walked: bool = False) -> Path:
-    """Resolve a path (symlinks included) and refuse it unless it lies under an allowed root.
-    `walked`: a file found in a folder the caller named, not a path the caller gave (its advice
-    differs: the caller cannot give another path for a link a folder holds)."""
+    """Resolve a path (symlinks included; a relative one from the first root) and refuse it unless
+    it lies under an allowed root. `walked`: a file found in a folder the caller named, not a path
+    the caller gave (its advice differs: the caller cannot give another path for a link a folder
+    holds)."""
     if "\x00" in path:  # resolve() would raise a bare ValueError: a crash, not a refusal
         raise InputError(f"path {path!r} holds a NUL character")
     bounded_path(path)
     try:
-        resolved = Path(path).expanduser().resolve()
+        given = Path(path).expanduser()
+        resolved = (given if given.is_absolute() or not roots else roots[0] / given).resolve()
     except OSError as exc:  # ENAMETOOLONG, ELOOP (strict=False still raises on a loop on 3.11)
         raise InputError(f"path {path[:80]!r} cannot be resolved: {exc.strerror or exc}") from None
     for root in roots:

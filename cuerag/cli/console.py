@@ -77,9 +77,10 @@ def _progress() -> Iterator[IndexProgress]:
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
-def _count(n: int, noun: str) -> str:
-    """ "1 document", "2 documents"."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+def _count(n: int, noun: str, plural: str | None = None) -> str:
+    """ "1 document", "2 documents": every count the CLI prints agrees with its number. `plural`
+    where adding an s is wrong ("entity", "entities")."""
+    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
 
 
 def _shown(text: str) -> str:

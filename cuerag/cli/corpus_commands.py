@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from cuerag.cli.console import _CORPUS_HELP, _fail, _progress, out
+from cuerag.cli.console import _CORPUS_HELP, _count, _fail, _progress, out
 from cuerag.cli.context import SAMPLE_QUESTION, _engine, _with_models
 from cuerag.cli.render import print_result
 from cuerag.config import QIterParams
@@ -49,8 +49,8 @@ def delete(
     except CueRagError as exc:
         raise _fail(exc) from exc
     out.print(
-        f"deleted {len(report.documents_deleted)} documents ({report.chunks_deleted} chunks, "
-        f"{report.units_removed} units, {report.entities_removed} entities)"
+        f"deleted {_count(len(report.documents_deleted), 'document')} ({_count(report.chunks_deleted, 'chunk')}, "
+        f"{_count(report.units_removed, 'unit')}, {_count(report.entities_removed, 'entity', 'entities')})"
         + (f"; not found: {', '.join(report.not_found)}" if report.not_found else ""),
         markup=False,
     )

@@ -8,10 +8,10 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from cuerag.cli.console import _CORPUS_HELP, _fail, _shown, err, out
+from cuerag.cli.console import _CORPUS_HELP, _count, _fail, _shown, err, out
 from cuerag.cli.context import _engine, _say_models_load_here
 from cuerag.cli.messages import FILTER_FLAGS
-from cuerag.cli.render import print_result
+from cuerag.cli.render import PASSAGE_CHARS, print_result
 from cuerag.config import param_help
 from cuerag.engine.params import make_params
 from cuerag.errors import CueRagError
@@ -52,6 +52,9 @@ def query(
     llm_entities: Annotated[bool, typer.Option(help="The LLM reads the question's entities (else NER).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     trace: Annotated[bool, typer.Option(help="Show the Q-Iter trace.")] = True,
+    chars: Annotated[
+        int, typer.Option("--chars", min=0, help="Characters of each passage shown (0: the whole passage).")
+    ] = PASSAGE_CHARS,
     doc: _Docs = None,
     prefix: _Prefix = None,
     glob: _Glob = None,
@@ -92,7 +95,7 @@ def query(
     if as_json:
         out.print_json(result.model_dump_json())
     else:
-        print_result(result, show_trace=trace)
+        print_result(result, show_trace=trace, chars=chars)
 
 
 def answer(
@@ -182,6 +185,6 @@ def documents(
     for d in listing.documents:
         table.add_row(escape(d.doc_id), escape(d.title), d.format, str(d.chunks), escape(", ".join(d.tags)))
     out.print(table)
-    shown = f"{len(listing.documents)} of {listing.total} documents"
+    shown = f"{len(listing.documents)} of {_count(listing.total, 'document')}"
     more = f"; next page: --cursor {listing.next_cursor}" if listing.next_cursor else ""
     out.print(shown + more, markup=False)

@@ -60,14 +60,17 @@ def print_report(report: IndexReport, *, told: Mapping[str, str] | None = None) 
         f"corpus [bold]{report.corpus}[/bold]: {_count(report.documents_added, 'document')} added, "
         f"{report.documents_unchanged} unchanged, {report.documents_replaced} replaced, "
         f"{report.documents_removed} removed; "
-        f"{report.chunks_added} chunks, {report.units_added} units, {report.entities_added} entities added "
+        f"{_count(report.chunks_added, 'chunk')}, {_count(report.units_added, 'unit')}, "
+        f"{_count(report.entities_added, 'entity', 'entities')} added "
         f"in {report.elapsed_seconds:.1f}s"
     )
     if report.chunks_llm or report.chunks_fallback:
-        out.print(f"LLM units for {report.chunks_llm} chunks; {report.chunks_fallback} fell back to sentences")
+        out.print(
+            f"LLM units for {_count(report.chunks_llm, 'chunk')}; {report.chunks_fallback} fell back to sentences"
+        )
     for stage, usage in report.llm_usage.items():
         out.print(
-            f"LLM {stage}: {usage.calls} calls ({usage.cached_calls} from cache), "
+            f"LLM {stage}: {_count(usage.calls, 'call')} ({usage.cached_calls} from cache), "
             f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens"
         )
     if report.embedder_backend:
@@ -78,7 +81,8 @@ def print_report(report: IndexReport, *, told: Mapping[str, str] | None = None) 
     if (t := report.themes) is not None:
         share = f" ({t.seconds / report.elapsed_seconds:.0%} of the run)" if report.elapsed_seconds else ""
         out.print(
-            f"themes: {t.communities} communities in {t.levels} levels, {t.written} written, {t.removed} removed, "
+            f"themes: {_count(t.communities, 'community', 'communities')} in {_count(t.levels, 'level')}, "
+            f"{t.written} written, {t.removed} removed, "
             f"drift {t.drift:.2f} (noise {t.noise:.2f}{_carried(t.unmeasured)}){', rebuilt' if t.rebuilt else ''}, "
             f"{t.seconds:.1f}s{share}",
             markup=False,
@@ -87,7 +91,7 @@ def print_report(report: IndexReport, *, told: Mapping[str, str] | None = None) 
             u = s.usage
             out.print(
                 f"theme summaries (LLM): {s.written} of {s.requested} written, {s.fallback} kept their extractive "
-                f"title; {u.calls} calls ({u.cached_calls} from cache), {u.prompt_tokens} prompt + "
+                f"title; {_count(u.calls, 'call')} ({u.cached_calls} from cache), {u.prompt_tokens} prompt + "
                 f"{u.completion_tokens} completion tokens, {s.seconds:.1f}s",
                 markup=False,
             )
@@ -98,16 +102,26 @@ def print_report(report: IndexReport, *, told: Mapping[str, str] | None = None) 
 
 def _carried(unmeasured: int) -> str:
     """A carried drift says how many documents changed since it was measured."""
-    return f"; measured before the last {unmeasured} document change(s)" if unmeasured else ""
+    return f"; measured before the last {_count(unmeasured, 'document change')}" if unmeasured else ""
 
 
-def print_result(result: ExplainedResult, *, show_trace: bool) -> None:
+# Characters of each passage `cuerag query` shows unless `--chars` says otherwise: a table of five
+# hits stays readable at the terminal; `--chars 0` shows them whole.
+PASSAGE_CHARS = 300
+
+
+def passage(text: str, chars: int) -> str:
+    """A passage cut to `chars` characters, "…" the last of them (0: whole)."""
+    return text if chars <= 0 or len(text) <= chars else text[: chars - 1] + "…"
+
+
+def print_result(result: ExplainedResult, *, show_trace: bool, chars: int = PASSAGE_CHARS) -> None:
     table = Table(title=f"{result.method} · {_shown(result.query)}", show_lines=True)
     table.add_column("#", justify="right")
     table.add_column("score", justify="right")
     table.add_column("chunk, and why it is here")
     for rank, hit in enumerate(result.chunks, start=1):
-        text = hit.text if len(hit.text) < 300 else hit.text[:297] + "…"
+        text = passage(hit.text, chars)
         label = (
             f"[bold]{_shown(hit.title)}[/bold] ({_shown(hit.doc_id)})\n{_shown(text)}\n"
             f"[italic]why: {_shown(hit.why.text)}[/italic]"

@@ -1,16 +1,18 @@
 """Extractive community reports: what a theme is about, with no LLM.
 
 A report names its community by its most *specific* terms (words far more frequent in its
-documents than in the corpus, by TF-IDF contrast), lists its top entities (frequent inside,
-rare outside), and quotes a handful of representative units chosen by maximal marginal relevance
-(close to the community's centroid, far from each other: coverage, not five look-alikes), each
-cited to its chunk and document. Its vector (the normalised mean of its documents' vectors) is
+documents than in the corpus, by TF-IDF contrast), lists its top entities (frequent inside, rare
+outside, names rather than formula pieces), and quotes a handful of representative units chosen by
+maximal marginal relevance (close to the community's centroid, far from each other: coverage, not
+five look-alikes), each cited to its chunk and document; a unit too short to say anything
+(`says_something`) is never quoted. Its vector (the normalised mean of its documents' vectors) is
 what a question is compared with.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +22,16 @@ import numpy as np
 from cuerag.communities.documents import DocTable, normalized
 from cuerag.communities.hierarchy import Community, Hierarchy
 from cuerag.graph.snapshot import Graph
+
+# Words (with a letter in them) a unit needs to be quoted as a statement. A documentation page's
+# admonition labels ("Danger", "Note") and sentences whose inline markup was stripped ("Use .",
+# "See :") are units of their own, and shown as a theme's statements they say nothing.
+MIN_STATEMENT_WORDS = 3
+
+# What a top entity needs to name something: two letters in a row. NER on a page of math or
+# markup returns formula pieces ("x^2", "(1)", "a_1") and bare numbers; listed as what a theme is
+# about, they tell a reader nothing.
+_NAME_LIKE = re.compile(r"[^\W\d_]{2}")
 
 
 @dataclass(frozen=True)
@@ -51,6 +63,11 @@ class Report:
     def shown_title(self) -> str:
         """The title a reader sees: the LLM's when it wrote one, else the extractive title."""
         return self.llm_title or self.title
+
+
+def says_something(text: str) -> bool:
+    """Whether a unit is long enough to quote as a statement (`MIN_STATEMENT_WORDS`)."""
+    return sum(1 for word in text.split() if any(ch.isalpha() for ch in word)) >= MIN_STATEMENT_WORDS
 
 
 def mmr(candidates: np.ndarray, target: np.ndarray, k: int, lam: float = 0.6) -> list[int]:
@@ -96,14 +113,14 @@ class ReportWriter:
         names: list[str] = []
         for e in ranked:
             name = self.graph.entity_names[e]
-            if name and name.casefold() not in {n.casefold() for n in names}:
+            if _NAME_LIKE.search(name) and name.casefold() not in {n.casefold() for n in names}:
                 names.append(name)
             if len(names) >= k:
                 break
         return names
 
     def evidence(self, members: list[int], vector: np.ndarray, k: int = 5) -> list[Evidence]:
-        units = [u for d in members for u in self.doc_units[d]]
+        units = [u for d in members for u in self.doc_units[d] if says_something(self.graph.unit_texts[u])]
         if not units:
             return []
         picked = mmr(self.graph.unit_vectors[units], vector, k)

@@ -7,7 +7,8 @@ For a broad question:
    children when it has any, so the walk descends where the question points and stops at leaves
    (at most `MAX_CLUSTER_SIZE` documents each). Up to `MAX_THEMES` leaves are kept, fewer for a
    small budget (one per `TOKENS_PER_THEME` tokens, two at least).
-2. **units of each theme**: the `UNITS_PER_THEME` units of its documents nearest the question.
+2. **units of each theme**: the `UNITS_PER_THEME` units of its documents nearest the question,
+   of those long enough to say something (`cuerag.communities.reports.says_something`).
 3. **relevance**: the reranker scores every candidate against the question (one call; without a
    reranker configured, the stored vectors' cosine, as in Q-Iter), and the
    candidates are taken best first, each skipped when it nearly repeats one taken (cosine of unit
@@ -34,7 +35,7 @@ from pydantic import BaseModel
 
 from cuerag.communities.documents import DocTable
 from cuerag.communities.hierarchy import Hierarchy
-from cuerag.communities.reports import Report
+from cuerag.communities.reports import Report, says_something
 from cuerag.graph.snapshot import Graph
 from cuerag.models.base import TextReranker
 
@@ -167,6 +168,7 @@ class ThemeSearch:
                 for d in self.hierarchy.communities[cid].members
                 for c in self.docs.doc_chunks[d]
                 for u in g.chunk_units[c]
+                if says_something(g.unit_texts[u])
             ]
             units = list(dict.fromkeys(units))
             if not units:
@@ -226,11 +228,13 @@ class ThemeSearch:
         pos = self.graph.unit_pos
         for community in roots:
             report = self.reports[community.id]
+            # Reports stored by an older version may quote fragments: they are passed over here too.
+            quoted = [e for e in report.evidence if e.unit_id in pos and says_something(e.text)][:2]
+            if not quoted:  # a theme with nothing to quote is left out; the budget is not spent
+                continue
             statements = []
             cost = self._heading_tokens(report)
-            for e in report.evidence[:2]:
-                if e.unit_id not in pos:
-                    continue
+            for e in quoted:
                 step = self.count_tokens(e.text)
                 if tokens + cost + step > budget_tokens:
                     break

@@ -17,6 +17,10 @@ from cuerag.graph.schema import ChunkPayload
 from cuerag.graph.snapshot import Graph
 from cuerag.text.chunk import SECTION_SEP
 
+# How far a window around a chunk backs up so as to start at a word, not inside one ("ression is"):
+# further than any word runs. Text with no space that near (a long URL, Chinese) starts where it fell.
+WORD_BACKUP = 40
+
 
 class SectionStart(BaseModel):
     heading: str
@@ -53,7 +57,7 @@ def read_document(
     context: int = 1_000,
 ) -> DocumentText:
     """A document's text from `start` (at most `max_chars` characters), or, given `chunk_id`, the
-    chunk with `context` characters either side."""
+    chunk with `context` characters either side, the window starting at a word (`WORD_BACKUP`)."""
     if chunk_id is not None:
         c = graph.chunk_pos.get(chunk_id)
         if c is None:
@@ -71,7 +75,7 @@ def read_document(
     text, spans, has_spans = _rebuild(graph, positions, payloads)
     if chunk_id is not None:
         chunk_start, chunk_end = spans[positions.index(graph.chunk_pos[chunk_id])]
-        lo = max(0, chunk_start - context)
+        lo = _word_start(text, max(0, chunk_start - context))
         hi = min(len(text), chunk_end + context, lo + max(max_chars, chunk_end - lo))
     else:
         if start < 0 or start > len(text):
@@ -108,6 +112,14 @@ def read_document(
         has_spans=has_spans,
         next_start=hi if hi < len(text) else None,
     )
+
+
+def _word_start(text: str, at: int) -> int:
+    """`at`, or the start of the word it falls inside when that is at most WORD_BACKUP back."""
+    for i in range(at, max(0, at - WORD_BACKUP) - 1, -1):
+        if i == 0 or text[i - 1].isspace():
+            return i
+    return at
 
 
 def _overlaps(span: tuple[int, int], lo: int, hi: int) -> bool:

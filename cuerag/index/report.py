@@ -116,8 +116,9 @@ class IndexReport(BaseModel):
     failed: list[FileOutcome] = []  # files that could not be read, with the reason; the rest went on
     warnings: list[FileOutcome] = []  # what the walk read only in part: a .gitignore not read, lines of one
     passed_over: dict[str, int] = {}  # files of walked folders in formats not read, by suffix
-    # How many files each list above holds in all; the lists hold the first 100 of each unless the
-    # run was asked for a full report (cuerag.index.report_bounds), and `lists_cut` says they were cut.
+    # How many files each list above holds in all; the lists hold the first 100 of each, unchanged
+    # files none, unless the run was asked for a full report (cuerag.index.report_bounds), and
+    # `lists_cut` says a list was shortened (unchanged files left out are no cut: they are never listed).
     files: dict[str, int] = {}
     lists_cut: bool = False
     # Generator artefacts, vendored folders and walked JSON that is no corpus, by reason: a count

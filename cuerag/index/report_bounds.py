@@ -24,7 +24,7 @@ def count_files(report: IndexReport) -> None:
 
 def cut_lists(report: IndexReport, limit: int = REPORTED_FILES) -> IndexReport:
     """The report with each file list cut to its first `limit` entries, and the unchanged files to
-    none (`files` keeps the counts)."""
+    none (`files` keeps the counts); `lists_cut` when a listed kind had more than `limit`."""
     if not report.files:
         count_files(report)
     bounds = {name: 0 if name in COUNTED_ONLY else limit for name in FILE_LISTS}
@@ -33,4 +33,7 @@ def cut_lists(report: IndexReport, limit: int = REPORTED_FILES) -> IndexReport:
     }
     if not cut:
         return report
-    return report.model_copy(update={**cut, "lists_cut": True})
+    # Only a list that lists files can be cut: unchanged files are never listed (the count says
+    # enough), so leaving them out shortens nothing a reader would look for.
+    shortened = any(name not in COUNTED_ONLY for name in cut)
+    return report.model_copy(update={**cut, "lists_cut": shortened})

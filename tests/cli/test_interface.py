@@ -147,6 +147,26 @@ def test_cli_query_says_why_each_chunk_is_here(data_dir: Path, models: Models) -
     assert shown.stdout.count("why:") == len(chunks)
 
 
+def test_cli_query_chars_shows_as_much_of_each_passage_as_asked(data_dir: Path, models: Models) -> None:
+    """A passage was cut at 297 characters with no way to see more: `--chars N` cuts it at N, and
+    `--chars 0` shows it whole."""
+    runner = CliRunner()
+    args = ["query", TOY, "-c", SAMPLE, "--no-trace", "--data-dir", str(data_dir)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cuerag.cli.context, "CueRag", functools.partial(CueRag, models=models))
+        texts = [h["text"] for h in json.loads(runner.invoke(cuerag.cli.app.app, [*args, "--json"]).stdout)["chunks"]]
+        short = runner.invoke(cuerag.cli.app.app, [*args, "--chars", "60"])
+        whole = runner.invoke(cuerag.cli.app.app, [*args, "--chars", "0"])
+        shown = CliRunner().invoke(cuerag.cli.app.app, ["query", "--help"], env={"COLUMNS": "200"}).output
+    assert short.exit_code == 0 and whole.exit_code == 0, short.output + whole.output
+    one_line = [t for t in texts if "\n" not in t and len(t) > 60]
+    assert one_line  # passages the checks below can find on one line, each longer than the cut
+    for text in one_line:
+        assert text[:59] + "…" in short.stdout and text not in short.stdout, text
+        assert text in whole.stdout, text
+    assert "--chars" in shown and "0: the whole passage" in shown, shown
+
+
 def test_cli_themes_and_global_search(data_dir: Path, models: Models) -> None:
     """Issue 32: `cuerag themes` lists and opens themes, refusing an unknown one; `cuerag global`
     answers by theme within its budget."""
@@ -165,6 +185,27 @@ def test_cli_themes_and_global_search(data_dir: Path, models: Models) -> None:
     assert found.exit_code == 0, found.output
     result = json.loads(found.stdout)
     assert result["groups"] and result["tokens"] <= 200
+
+
+def test_cli_themes_opens_a_leaf_theme_with_its_documents(data_dir: Path, models: Models) -> None:
+    """A theme with no sub-themes printed its report, then an empty table: its documents instead."""
+    runner = CliRunner()
+    base = ["-c", SAMPLE, "--data-dir", str(data_dir)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cuerag.cli.context, "CueRag", functools.partial(CueRag, models=models))
+        levels = json.loads(runner.invoke(cuerag.cli.app.app, ["themes", *base, "--json"]).stdout)["levels"]
+        deepest = runner.invoke(cuerag.cli.app.app, ["themes", *base, "--level", str(levels - 1), "--json"])
+        leaf = json.loads(deepest.stdout)["themes"][0]
+        assert leaf["children"] == 0, leaf
+        detail = json.loads(
+            runner.invoke(cuerag.cli.app.app, ["themes", *base, "--theme", leaf["theme_id"], "--json"]).stdout
+        )
+        opened = runner.invoke(cuerag.cli.app.app, ["themes", *base, "--theme", leaf["theme_id"]])
+    assert opened.exit_code == 0, opened.output
+    assert "theme_id" not in opened.stdout and "0 of 0" not in opened.stdout, opened.stdout  # no empty table
+    assert "no sub-themes" in opened.stdout, opened.stdout
+    lines = opened.stdout.splitlines()
+    assert detail["theme"]["documents"] and all(f"  {d}" in lines for d in detail["theme"]["documents"]), lines
 
 
 def test_cli_output_to_a_pipe_keeps_each_line_whole(data_dir: Path, models: Models) -> None:

@@ -302,7 +302,7 @@ def test_cli_index_query_delete_drop(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert all(c["linked_from"] is None for c in plain["chunks"]) and plain["trace"]["linked_chunks"] == 0
     deleted = runner.invoke(app, ["delete", "teutberga", "nope", "--corpus", "s"])
     assert deleted.exit_code == 0, deleted.output
-    assert "deleted 1 documents" in deleted.output and "not found: nope" in deleted.output
+    assert "deleted 1 document (" in deleted.output and "not found: nope" in deleted.output
     again = runner.invoke(app, ["query", "Who was the brother of Lothair II's wife?", "--corpus", "s", "--json"])
     assert "teutberga" not in [c["doc_id"] for c in json.loads(again.stdout)["chunks"]]
     refused = runner.invoke(app, ["drop", "--corpus", "s"])

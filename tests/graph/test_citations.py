@@ -20,6 +20,7 @@ import cuerag.cli.app
 import cuerag.cli.context
 from cuerag import CueRag, Settings
 from cuerag.graph.citations import citation_of
+from cuerag.graph.document_text import WORD_BACKUP
 from cuerag.index.sync import load_paths
 from cuerag.models.loading import Models
 from server.app import build_server
@@ -176,9 +177,25 @@ def test_read_document_window_around_a_chunk(engine: CueRag) -> None:
     payload = graph.chunk_payload(c)
     window = engine.read_document(CORPUS, chunk_id=graph.chunk_ids[c], context=50)
     assert window.doc_id == "sqlite/expridx.html" and window.source == "sqlite/expridx.html"
-    assert window.start == max(0, payload["start"] - 50) and window.end <= payload["end"] + 50
+    assert max(0, payload["start"] - 50 - WORD_BACKUP) <= window.start <= max(0, payload["start"] - 50)
+    assert window.end <= payload["end"] + 50
     assert graph.chunk_texts[c] in window.text
     assert any(s.heading == "2. Restrictions" for s in window.sections)
+
+
+def test_a_window_around_a_chunk_starts_at_a_word(engine: CueRag) -> None:
+    """A window `context` characters before its chunk started mid-word ("ression is..."): it backs
+    up to the word's start, and its offsets still slice the document."""
+    graph = engine.graph(CORPUS)
+    doc_id = "sqlite/expridx.html"
+    whole = engine.read_document(CORPUS, doc_id, max_chars=100_000).text
+    for c in graph.doc_chunks()[doc_id]:
+        for context in (7, 50, 333):
+            window = engine.read_document(CORPUS, chunk_id=graph.chunk_ids[c], context=context, max_chars=2_000)
+            at = window.start
+            assert at == 0 or whole[at - 1].isspace(), (context, whole[max(0, at - 20) : at + 20])
+            assert window.text == whole[window.start : window.end] and graph.chunk_texts[c] in window.text
+            assert window.next_start == (window.end if window.end < len(whole) else None)
 
 
 def test_inline_documents_cite_their_id(engine: CueRag) -> None:

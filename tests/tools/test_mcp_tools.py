@@ -332,6 +332,25 @@ async def test_index_file_inside_an_extra_root(session: Session) -> None:
     assert report["documents_added"] == 1 and report["totals"]["chunks"] == 1
 
 
+async def test_index_a_relative_path_reads_it_from_the_first_allowed_root(models: Models, tmp_path: Path) -> None:
+    """A relative path was resolved against the server's working directory, which a desktop host
+    chooses (often `/` or the home folder): it is read from the first allowed root, and says so."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    (first / "notes").mkdir(parents=True)
+    second.mkdir()
+    (first / "notes" / "harbour.md").write_text("# Harbour\n\nThe harbour of Wellington faces Cook Strait.\n")
+    (tmp_path / "outside.md").write_text("# Outside\n\nNot in any allowed root.\n")
+    server = make_server(models, tmp_path / "data", roots=[first, second])
+    async with Client(server) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        said = tools["index_corpus"].input_schema["properties"]["paths"]["description"]
+        assert "relative" in said and "first allowed root" in said, said
+        report = await call(client, "index_corpus", corpus="relative", paths=["notes/harbour.md"])
+        assert report["documents_added"] == 1, report
+        text = await call_error(client, "index_corpus", corpus="relative", paths=["../outside.md"])
+        assert "outside the allowed roots" in text, text
+
+
 async def test_index_missing_file_names_the_path(session: Session) -> None:
     missing = SAMPLE_CORPUS.parent.resolve() / "no_such_corpus.json"
     text = await call_error(session.client, "index_corpus", corpus="missing", paths=[str(missing)])
