@@ -313,7 +313,8 @@ def _retrieval_text(result: CompactResult | ExplainedResult) -> str:
     hits = (
         result.chunks if isinstance(result, CompactResult) else _compact_hits(result.corpus, result.chunks, brief=False)
     )
-    head = f"{result.method} on {result.corpus}: {len(hits)} chunks for {result.query!r} ({result.elapsed_ms:.0f} ms)"
+    count = f"{len(hits)} chunk{'' if len(hits) == 1 else 's'}"
+    head = f"{result.method} on {result.corpus}: {count} for {result.query!r} ({result.elapsed_ms:.0f} ms)"
     lines = [head, "", *([result.note, ""] if result.note else []), *_hits_text(hits)]
     if isinstance(result, ExplainedResult) and result.trace is not None:
         t = result.trace
