@@ -3,10 +3,15 @@ the same user.
 
 Both live in a folder only this user can enter: `$XDG_RUNTIME_DIR/cuerag`, else
 `<tmp>/cuerag-<uid>`, created mode 0700 and checked on every use (a folder of another owner, a
-symlink or a looser mode is refused rather than trusted). In it, named by a hash of the data
-directory's real path (a socket path holds about 108 bytes, a data directory's path may not): the
-socket, and a key file (0600) of 32 random bytes that `multiprocessing.connection` uses to
-authenticate both ends (HMAC challenge) before any request is read.
+symlink or a looser mode is refused rather than trusted). The temporary folder is shared by every
+user, so another user can create `cuerag-<uid>` first and deny sharing: a folder found that way is
+passed over for one under the user's own cache folder (`~/.cache/cuerag-run`), which nobody else
+can create; every process of the user passes over the same folders, so all agree on one.
+
+In the folder, named by a hash of the data directory's real path (a socket path holds about 108
+bytes, a data directory's path may not): the socket, and a key file (0600) of 32 random bytes
+that `multiprocessing.connection` uses to authenticate both ends (HMAC challenge) before any
+request is read.
 """
 
 from __future__ import annotations
@@ -32,18 +37,34 @@ class Place:
     key_file: Path
 
 
-def runtime_dir() -> Path:
+def _candidates() -> list[Path]:
     base = os.environ.get("XDG_RUNTIME_DIR")
-    folder = Path(base) / "cuerag" if base else Path(tempfile.gettempdir()) / f"cuerag-{os.getuid()}"
-    with contextlib.suppress(FileExistsError):
-        folder.mkdir(mode=0o700, parents=False)
-    info = os.lstat(folder)
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-        raise SharingError(
-            f"{folder} is not a private folder of this user (owner, type or mode): the index is not shared "
-            "through it; remove it, or turn sharing off (CUERAG_SHARE=false)"
-        )
-    return folder
+    if base:  # a per-user folder the system made: nobody else can have made ours in it
+        return [Path(base) / "cuerag"]
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return [Path(tempfile.gettempdir()) / f"cuerag-{os.getuid()}", cache / "cuerag-run"]
+
+
+def _private(folder: Path) -> bool:
+    """The folder, made if missing, is this user's own directory that nobody else can enter."""
+    try:
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=0o700, parents=folder.name == "cuerag-run")
+        info = os.lstat(folder)
+    except OSError:  # cannot be made or read (a read-only temporary folder, say)
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
+
+
+def runtime_dir() -> Path:
+    candidates = _candidates()
+    for folder in candidates:
+        if _private(folder):
+            return folder
+    raise SharingError(
+        f"{' and '.join(map(str, candidates))} are not private folders of this user (owner, type or mode): "
+        "the index is not shared through them; remove them, or turn sharing off (CUERAG_SHARE=false)"
+    )
 
 
 def place_of(data_dir: Path) -> Place:
