@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -13,9 +13,11 @@ from cuerag.cli.context import _engine, _override
 from cuerag.cli.render import print_report
 from cuerag.errors import CueRagError
 from cuerag.graph.schema import validate_corpus_name
-from cuerag.index.report import IndexReport
 from cuerag.ingest.folders import WalkRules
 from cuerag.ingest.formats import SUPPORTED_SUFFIXES
+
+if TYPE_CHECKING:
+    from cuerag.index.report import IndexReport
 
 _Globs = Annotated[list[str] | None, typer.Option(help="Glob (gitignore syntax, relative to the folder); repeatable.")]
 
