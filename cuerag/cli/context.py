@@ -60,7 +60,7 @@ def _engine(ctx: typer.Context, *, standby: bool = False) -> Engine:
             models = (
                 "its models are loaded: nothing loads here"
                 if engine.models_loaded
-                else "its models load there, once, on the first query that needs them (tens of seconds); "
+                else "its models are not loaded yet: the first query loads them there, once, in tens of seconds; "
                 "nothing loads here"
             )
             err.print(f"using the index served by process {engine.owner_pid} ({models})", markup=False)
