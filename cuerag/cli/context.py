@@ -112,8 +112,8 @@ def _say_models_load_here(engine: Engine) -> None:
             else "sharing is off (CUERAG_SHARE=false)"
         )
         err.print(
-            f"loading the models in this process ({why}); with cuerag-mcp running on the same "
-            "--data-dir, a query answers through it at once",
+            f"loading the models in this process ({why}): tens of seconds; with cuerag-mcp running on the "
+            "same --data-dir, a query answers through it without this wait",
             markup=False,
         )
 

@@ -1,9 +1,9 @@
 """A CLI query beside a running server (issue 30 item 7): with another process serving the data
 directory, `cuerag query` answers through it, with the same hits as that process's own engine,
 and imports none of the engine's heavy code: no model library, no store, not the engine itself,
-not even numpy. Each of those was imported before (705 modules; 487 without them), and each costs
-the query's start, which is most of its time (docs/sharing.md, *Measured*). A test of the import
-list, so that an eager import that creeps back fails here rather than in a user's wait."""
+not even numpy. Most of them were imported before (698 modules; 447 without them), and imports are
+most of such a query's time (docs/sharing.md, *Measured*). A test of the import list, so that an
+eager import that creeps back fails here rather than in a user's wait."""
 
 from __future__ import annotations
 
