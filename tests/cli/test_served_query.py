@@ -3,7 +3,8 @@ directory, `cuerag query` answers through it, with the same hits as that process
 and imports none of the engine's heavy code: no model library, no store, not the engine itself,
 not even numpy. Most of them were imported before (698 modules; 447 without them), and imports are
 most of such a query's time (docs/sharing.md, *Measured*). A test of the import list, so that an
-eager import that creeps back fails here rather than in a user's wait."""
+eager import that creeps back fails here rather than in a user's wait. The first of those
+imports, `cuerag`'s public names, are imported on first use: tested here too."""
 
 from __future__ import annotations
 
@@ -80,3 +81,24 @@ def test_a_query_answers_through_the_server_without_importing_the_engine(served:
     assert "cuerag.engine.sharing.remote" in imported  # the list is read right
     heavy = sorted(m for m in imported for top in NOT_IMPORTED if m == top or m.startswith(top + "."))
     assert not heavy, f"imported by a query answered by a server: {heavy}"
+
+
+def test_the_public_names_are_imported_on_first_use() -> None:
+    # `import cuerag` (which every `cuerag.*` import runs first) imports none of them; each name
+    # is then the object its home module defines.
+    check = (
+        "import importlib, sys, cuerag\n"
+        "assert 'cuerag.engine.facade' not in sys.modules and 'pydantic' not in sys.modules, sorted(sys.modules)\n"
+        "for name in cuerag.__all__:\n"
+        "    assert getattr(cuerag, name) is getattr(importlib.import_module(cuerag._HOMES[name]), name), name\n"
+        "assert set(cuerag.__all__) == set(cuerag._HOMES) and set(cuerag.__all__) <= set(dir(cuerag))\n"
+        "from cuerag import CueRag, open_engine\n"
+        "try:\n"
+        "    cuerag.NotAName\n"
+        "except AttributeError:\n"
+        "    pass\n"
+        "else:\n"
+        "    raise AssertionError('an unknown name resolved')\n"
+    )
+    run = subprocess.run([sys.executable, "-c", check], cwd=ROOT, env=server_env(), capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
