@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 
 from cuerag import CueRag, QIterParams, Settings
-from cuerag.retrieval.filters import DocFilter, select
+from cuerag.retrieval.filters import DocFilter
+from cuerag.retrieval.subset import select
 
 QUESTIONS = [
     "Who was born first?",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console, ConsoleDimensions
@@ -16,7 +16,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from cuerag.cli.messages import cli_message
 from cuerag.cli.progress_log import ProgressLog
 from cuerag.errors import CueRagError
-from cuerag.index.report import Progress as IndexProgress
+
+if TYPE_CHECKING:  # the index's modules are not needed to print (a query answered by a server)
+    from cuerag.index.report import Progress as IndexProgress
 
 
 class _Console(Console):

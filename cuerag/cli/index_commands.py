@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -13,11 +13,21 @@ from cuerag.cli.context import _engine, _override
 from cuerag.cli.render import print_report
 from cuerag.errors import CueRagError
 from cuerag.graph.schema import validate_corpus_name
-from cuerag.index.report import IndexReport
-from cuerag.ingest.folders import WalkRules
 from cuerag.ingest.formats import SUPPORTED_SUFFIXES
 
+if TYPE_CHECKING:
+    from cuerag.index.report import IndexReport
+    from cuerag.ingest.folders import WalkRules
+
 _Globs = Annotated[list[str] | None, typer.Option(help="Glob (gitignore syntax, relative to the folder); repeatable.")]
+
+
+def _walk_rules(include: list[str] | None, exclude: list[str] | None, hidden: bool) -> WalkRules:
+    # The folder walk's code (pathspec, re2) is imported by the commands that walk, not by every
+    # command: a query answered by a running server starts without it.
+    from cuerag.ingest.folders import WalkRules
+
+    return WalkRules(include=tuple(include or ()), exclude=tuple(exclude or ()), hidden=hidden)
 
 
 def index(
@@ -67,7 +77,7 @@ def index(
     except CueRagError as exc:
         raise _fail(exc) from exc
     _override(ctx, alpha=alpha, selection=selection)
-    rules = WalkRules(include=tuple(include or ()), exclude=tuple(exclude or ()), hidden=hidden)
+    rules = _walk_rules(include, exclude, hidden)
     engine = _engine(ctx)
     try:
         # The models load on first use, after every file is walked and read: a bad folder costs no wait.
@@ -102,7 +112,7 @@ def watch(
         validate_corpus_name(corpus)
     except CueRagError as exc:
         raise _fail(exc) from exc
-    rules = WalkRules(include=tuple(include or ()), exclude=tuple(exclude or ()), hidden=hidden)
+    rules = _walk_rules(include, exclude, hidden)
     engine = _engine(ctx, standby=True)
     err.print(f"watching {_shown(str(folder))} for corpus {corpus} (Ctrl-C stops)")
     # A sync cut short by Ctrl-C is safe to cut: the next run finishes it (see cuerag.index.pipeline).

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 
 from cuerag.cli.console import _count, _shown, out
 from cuerag.graph.citations import Citation
-from cuerag.index.report import IndexReport
 from cuerag.index.report_bounds import FILE_LISTS, REPORTED_FILES
 from cuerag.retrieval.explain import ExplainedResult, hop_label
 from cuerag.retrieval.results import Anchor, TitleStep
 from cuerag.text.entities import same_entity
+
+if TYPE_CHECKING:  # the index's modules are not needed to print a query's result
+    from cuerag.index.report import IndexReport
 
 
 def print_report(report: IndexReport, *, told: Mapping[str, str] | None = None) -> None:

@@ -20,11 +20,12 @@ from cuerag.errors import ParameterError
 from cuerag.llm.client import LLMUsage, require_llm
 from cuerag.retrieval.answering import AnswerResult, generate_answer, llm_query_entities
 from cuerag.retrieval.explain import ExplainedResult, GraphTitles, explain
-from cuerag.retrieval.filters import DocFilter, select
+from cuerag.retrieval.filters import DocFilter
 from cuerag.retrieval.methods import run_method
 from cuerag.retrieval.results import METHODS, Method
 from cuerag.retrieval.retriever import Retriever
 from cuerag.retrieval.scoring import make_scorer
+from cuerag.retrieval.subset import select
 
 log = logging.getLogger(__name__)
 

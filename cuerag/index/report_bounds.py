@@ -10,7 +10,10 @@ are there on request (`full_report`).
 
 from __future__ import annotations
 
-from cuerag.index.report import IndexReport
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the bounds are read by the CLI, which need not import the index to print
+    from cuerag.index.report import IndexReport
 
 REPORTED_FILES = 100
 FILE_LISTS = ("added", "changed", "removed", "skipped", "failed", "warnings")

@@ -11,13 +11,15 @@ no reader has to resolve a UUID to learn why a passage is there.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from pydantic import BaseModel
 
-from cuerag.graph.snapshot import Graph
 from cuerag.retrieval.results import ChunkHit, HopKind, PathTrace, QIterTrace, RetrievalResult
 from cuerag.text.entities import same_entity
+
+if TYPE_CHECKING:  # results are read without the graph's code (a CLI query answered by a server)
+    from cuerag.graph.snapshot import Graph
 
 ReasonKind = Literal[
     "path",

@@ -4,12 +4,14 @@ chunks every method returns. The field names are the tools' output schemas: keep
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
 from cuerag.graph.citations import Citation, citation_of
-from cuerag.graph.snapshot import Graph
+
+if TYPE_CHECKING:  # results are read without the graph's code (a CLI query answered by a server)
+    from cuerag.graph.snapshot import Graph
 
 
 class Anchor(BaseModel):

@@ -20,7 +20,7 @@ from cuerag.graph.schema import CHUNKS, ENTITIES, UNITS, collection_name
 from cuerag.graph.snapshot import Graph
 from cuerag.models.base import Embedder
 from cuerag.models.loading import Models
-from cuerag.retrieval.filters import NO_MATCH, Subset
+from cuerag.retrieval.filters import NO_MATCH
 from cuerag.retrieval.lexical import LexicalScores, corpus_homogeneity
 from cuerag.retrieval.results import (
     METHODS,
@@ -41,6 +41,7 @@ from cuerag.retrieval.results import (
 )
 from cuerag.retrieval.scoring import Scorer
 from cuerag.retrieval.snapshot_indexes import SnapshotIndexes
+from cuerag.retrieval.subset import Subset
 from cuerag.store.base import VectorStore
 
 __all__ = [

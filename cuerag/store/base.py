@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
+if TYPE_CHECKING:  # in annotations only: the points' types are read without loading numpy (a CLI query)
+    import numpy as np
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,7 @@ def test_cli_commands_that_need_no_model_load_none(data_dir: Path) -> None:
 def test_cli_global_options_before_or_after_the_command(data_dir: Path, models: Models) -> None:
     runner = CliRunner()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(cuerag.cli.context, "CueRag", functools.partial(CueRag, models=models))
+        patch.setattr(cuerag.cli.context, "make_own_engine", functools.partial(CueRag, models=models))
         before = runner.invoke(cuerag.cli.app.app, ["--data-dir", str(data_dir), "corpora", "--json"])
         after = runner.invoke(cuerag.cli.app.app, ["corpora", "--json", "--data-dir", str(data_dir), "-v"])
         # A subcommand's own option keeps its place; what follows `--` is an argument.
@@ -134,7 +134,7 @@ def test_cli_query_help_shows_each_q_iter_default_and_range() -> None:
 def test_cli_query_says_why_each_chunk_is_here(data_dir: Path, models: Models) -> None:
     runner = CliRunner()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(cuerag.cli.context, "CueRag", functools.partial(CueRag, models=models))
+        patch.setattr(cuerag.cli.context, "make_own_engine", functools.partial(CueRag, models=models))
         as_json = runner.invoke(cuerag.cli.app.app, ["query", TOY, "-c", SAMPLE, "--json", "--data-dir", str(data_dir)])
         shown = runner.invoke(
             cuerag.cli.app.app, ["query", TOY, "-c", SAMPLE, "--no-trace", "--data-dir", str(data_dir)]
@@ -173,7 +173,7 @@ def test_cli_themes_and_global_search(data_dir: Path, models: Models) -> None:
     runner = CliRunner()
     base = ["-c", SAMPLE, "--data-dir", str(data_dir)]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(cuerag.cli.context, "CueRag", functools.partial(CueRag, models=models))
+        patch.setattr(cuerag.cli.context, "make_own_engine", functools.partial(CueRag, models=models))
         listed = runner.invoke(cuerag.cli.app.app, ["themes", *base, "--json"])
         assert listed.exit_code == 0, listed.output
         first = json.loads(listed.stdout)["themes"][0]["theme_id"]
@@ -213,7 +213,7 @@ def test_cli_output_to_a_pipe_keeps_each_line_whole(data_dir: Path, models: Mode
     runner = CliRunner()
     args = ["query", TOY, "-c", SAMPLE, "--no-trace", "--data-dir", str(data_dir)]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(cuerag.cli.context, "CueRag", functools.partial(CueRag, models=models))
+        patch.setattr(cuerag.cli.context, "make_own_engine", functools.partial(CueRag, models=models))
         hits = json.loads(runner.invoke(cuerag.cli.app.app, [*args, "--json"]).stdout)["chunks"]
         shown = runner.invoke(cuerag.cli.app.app, args, env={"COLUMNS": "80"})
     assert shown.exit_code == 0, shown.output
@@ -235,7 +235,7 @@ def test_cli_errors_name_the_commands_and_flags_typed(data_dir: Path, models: Mo
         (["documents", "--cursor", "not-a-cursor", *d], ["invalid --cursor"]),
     ]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(cuerag.cli.context, "CueRag", functools.partial(CueRag, models=models))
+        patch.setattr(cuerag.cli.context, "make_own_engine", functools.partial(CueRag, models=models))
         for args, named in cases:
             failed = runner.invoke(cuerag.cli.app.app, args)
             assert failed.exit_code == 1, failed.output
@@ -248,7 +248,7 @@ def test_cli_query_refuses_a_question_over_the_tools_cap(data_dir: Path, models:
     # One cap for a question, wherever it comes from: the MCP tools' schema and the CLI's engine call.
     runner = CliRunner()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(cuerag.cli.context, "CueRag", functools.partial(CueRag, models=models))
+        patch.setattr(cuerag.cli.context, "make_own_engine", functools.partial(CueRag, models=models))
         long = "Who? " * (MAX_QUERY_CHARS // 5) + "x"
         refused = runner.invoke(cuerag.cli.app.app, ["query", long, "-c", SAMPLE, "--data-dir", str(data_dir)])
     assert refused.exit_code == 1, refused.output

@@ -67,7 +67,7 @@ def test_cli_index_logs_progress_without_a_terminal_and_draws_bars_with_one(
 ) -> None:
     runner = CliRunner()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(cuerag.cli.context, "CueRag", functools.partial(CueRag, models=models))
+        patch.setattr(cuerag.cli.context, "make_own_engine", functools.partial(CueRag, models=models))
         if terminal:
             patch.setattr(cuerag.cli.console, "err", Console(stderr=True, force_terminal=True, width=100))
         result = runner.invoke(

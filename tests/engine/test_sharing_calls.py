@@ -27,10 +27,10 @@ from cuerag.engine.sharing.owner import Owner
 from cuerag.engine.sharing.place import place_of, read_key
 from cuerag.engine.sharing.remote import RemoteEngine, RemoteRetriever
 from cuerag.engine.sharing.wire import receive, send, settings_digests
-from cuerag.engine.surface import Engine, RetrieverView
+from cuerag.engine.surface import ANNOTATION_TYPES, Engine, RetrieverView
 from cuerag.errors import Cancelled, SharingError
 
-LOCAL_MEMBERS = {"settings", "has_llm", "text", "close", "retriever"}
+LOCAL_MEMBERS = {"settings", "has_llm", "models_loaded", "text", "close", "retriever"}
 
 
 def _members(protocol: type) -> tuple[set[str], set[str]]:
@@ -58,6 +58,15 @@ def test_every_call_of_the_engine_protocol_is_served() -> None:
     assert set(ops.OPS) == served
 
 
+def test_every_entry_of_the_table_is_built_from_the_protocol() -> None:
+    # Each entry is built on its first use (its types imported then): here all are, so that a type
+    # the protocols name but `surface.ANNOTATION_TYPES` lacks fails now, not in a user's call.
+    for name in ops.OPS:
+        assert ops.OPS[name] is ops.OPS[name], name  # built once
+    with pytest.raises(KeyError):
+        ops.OPS["close"]
+
+
 class Stand:
     """A stand-in for the owner's engine: each call of the protocol answers with an error naming
     the call and the arguments that reached it (an error crosses back as its own class, so no
@@ -66,6 +75,7 @@ class Stand:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.has_llm = False
+        self.models_loaded = False
         self.closers: list[Callable[[], None]] = []
         self.started = threading.Event()
         self.release = threading.Event()
@@ -178,7 +188,7 @@ def _reached(error: pytest.ExceptionInfo[SharingError]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("name", sorted(_members(Engine)[0] - LOCAL_MEMBERS - {"sizes", "delete_documents"}))
 def test_each_call_reaches_the_owners_engine_with_only_the_arguments_given(served: Served, name: str) -> None:
-    hints = get_type_hints(getattr(Engine, name))
+    hints = get_type_hints(getattr(Engine, name), localns=ANNOTATION_TYPES)
     required = [
         p for p in list(inspect.signature(getattr(Engine, name)).parameters.values())[1:] if p.default is p.empty
     ]
@@ -198,7 +208,7 @@ def test_each_call_reaches_the_owners_engine_with_only_the_arguments_given(serve
 @pytest.mark.parametrize("name", sorted(_members(RetrieverView)[0]))
 def test_each_retriever_call_reaches_a_retriever_of_the_same_corpus(served: Served, name: str) -> None:
     method = getattr(RetrieverView, name)
-    hints = get_type_hints(method)
+    hints = get_type_hints(method, localns=ANNOTATION_TYPES)
     required = [p for p in list(inspect.signature(method).parameters.values())[1:] if p.default is p.empty]
     view = served.remote().retriever("ships")
     assert view.note == "note of ships"
@@ -240,6 +250,12 @@ def _raw(served: Served, header: dict[str, Any], args: bytes) -> dict[str, Any]:
         send(conn, header)
         conn.send_bytes(args)
         return receive(conn)
+
+
+def test_the_owners_hello_says_whether_its_models_are_loaded(served: Served) -> None:
+    assert served.remote().models_loaded is False  # its first query will wait for them
+    served.stands[-1].models_loaded = True
+    assert served.remote().models_loaded is True
 
 
 def test_the_owner_serves_only_its_table_and_validates_every_argument(served: Served) -> None:

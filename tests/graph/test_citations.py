@@ -212,7 +212,7 @@ def test_inline_documents_cite_their_id(engine: CueRag) -> None:
 
 def test_cli_query_json_human_view_and_read(models: Models, data_dir: Path) -> None:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(cuerag.cli.context, "CueRag", functools.partial(CueRag, models=models))
+        patch.setattr(cuerag.cli.context, "make_own_engine", functools.partial(CueRag, models=models))
         runner = CliRunner()
         env = {"CUERAG_DATA_DIR": f"{data_dir}-cli", "CUERAG_CHUNK_TOKENS": "96", "CUERAG_CHUNK_OVERLAP": "8"}
         q = "How many megapixels does the Lumen X3 sensor have?"

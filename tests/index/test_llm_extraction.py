@@ -876,7 +876,7 @@ def test_thinking_is_stripped_from_answers(models: Models, tmp_path: Path, engin
 
 
 def test_cli_answer_and_llm_entities(models: Models, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cuerag.cli.context, "CueRag", functools.partial(CueRag, models=models))
+    monkeypatch.setattr(cuerag.cli.context, "make_own_engine", functools.partial(CueRag, models=models))
     corpus_file = tmp_path / "corpus.json"
     corpus_file.write_text(json.dumps([{"title": t, "text": x} for t, x in PASSAGES.items()]))
     runner = CliRunner()

@@ -113,7 +113,7 @@ def test_titles_and_summaries_are_stored_shown_and_a_rerun_asks_nothing_new(
     runner = CliRunner()
     base = ["-c", "one", "--data-dir", str(data_dir)]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(cuerag.cli.context, "CueRag", functools.partial(CueRag, models=models))
+        patch.setattr(cuerag.cli.context, "make_own_engine", functools.partial(CueRag, models=models))
         opened_cli = runner.invoke(cuerag.cli.app.app, ["themes", *base, "--theme", cid])
         listed_cli = runner.invoke(cuerag.cli.app.app, ["themes", *base, "--json"])
         global_cli = runner.invoke(cuerag.cli.app.app, ["global", "", *base])

@@ -308,7 +308,7 @@ def test_cli_lists_documents_and_filters_a_query(models: Models, tmp_path: Path)
     indexer.close()
     runner = CliRunner()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(cuerag.cli.context, "CueRag", functools.partial(CueRag, models=models))
+        patch.setattr(cuerag.cli.context, "make_own_engine", functools.partial(CueRag, models=models))
         listed = runner.invoke(
             cuerag.cli.app.app, ["documents", "-c", CORPUS, "--tag", "football", "--json", "--data-dir", str(data)]
         )

@@ -837,7 +837,7 @@ class Cli:
 def cli(models: Models, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cli]:
     files = tmp_path_factory.mktemp("cli-files")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(cuerag.cli.context, "CueRag", functools.partial(CueRag, models=models))
+        patch.setattr(cuerag.cli.context, "make_own_engine", functools.partial(CueRag, models=models))
         runner = Cli(CliRunner(), tmp_path_factory.mktemp("cli-data"), files)
         report = runner.json("index", str(write(files / "base.json", json.dumps(BASE_DOCS))), "--corpus", BASE)
         assert report["documents_added"] == len(BASE_DOCS)

@@ -6,8 +6,7 @@ docs/sharing.md."""
 from __future__ import annotations
 
 from cuerag.config import Settings
-from cuerag.engine.facade import CueRag
-from cuerag.engine.sharing.owner import MakeEngine
+from cuerag.engine.sharing.owner import MakeEngine, own_engine
 from cuerag.engine.sharing.remote import RemoteEngine, own_or_attach
 from cuerag.engine.surface import Engine
 
@@ -18,7 +17,7 @@ def shares(settings: Settings) -> bool:
     return settings.share and not settings.read_only and not settings.qdrant_url and settings.store == "edge"
 
 
-def open_engine(settings: Settings, *, standby: bool = False, make: MakeEngine = CueRag) -> Engine:
+def open_engine(settings: Settings, *, standby: bool = False, make: MakeEngine = own_engine) -> Engine:
     """The engine this process should use: its own (serving the others when sharing), or the
     owner's. `standby`: a long-lived process takes over as soon as the owner ends (a server, a
     watch), not at its next call. `make` opens this process's own engine (tests give it models)."""

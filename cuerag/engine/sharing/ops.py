@@ -3,21 +3,26 @@
 so a call added to the protocol is served with no word here and none can be forgotten. For each:
 a pydantic model of its arguments built from the signature (validated on arrival, so nothing from
 the socket reaches the engine unchecked), its result's type, the callbacks the owner plays back
-to the caller over the connection, and how the owner runs it. The table is fixed when this module
-loads: a request names one of its entries or is refused, never an attribute looked up by name."""
+to the caller over the connection, and how the owner runs it. The table's names are fixed when
+this module loads: a request names one of its entries or is refused, never an attribute looked up
+by name. Each entry is built from its signature the first time it is used, and kept: resolving a
+signature imports the modules of the types it names, and a CLI query through a running server
+would otherwise import those of every call (the engine's communities, its LLM client, its
+indexing reports) before it sends its one request."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, get_args, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, create_model
 
-from cuerag.engine.surface import Engine, RetrieverView
+from cuerag.engine.surface import ANNOTATION_TYPES, Engine, RetrieverView
 
 
 class Peer(Protocol):
@@ -44,6 +49,9 @@ class NoArgs(Args):
 class Hello(BaseModel):
     pid: int
     has_llm: bool
+    # Whether a query is answered at once, or waits while the owner loads its models (an owner of
+    # an older cuerag does not say: taken as loaded, as was assumed before).
+    models_loaded: bool = True
 
 
 class Request(BaseModel):
@@ -92,6 +100,12 @@ def _parameters(function: Callable[..., Any]) -> list[inspect.Parameter]:
     return params
 
 
+def _hints(function: Callable[..., Any]) -> dict[str, Any]:
+    """A protocol call's annotations (strings: `from __future__ import annotations`) resolved,
+    the modules of the types they name imported now."""
+    return get_type_hints(function, localns=ANNOTATION_TYPES)
+
+
 def _names_files(hint: Any) -> bool:
     return hint is Path or any(_names_files(arg) for arg in get_args(hint))
 
@@ -124,9 +138,10 @@ def _members(protocol: type) -> tuple[list[str], list[str]]:
     return calls, [name for name, value in public.items() if isinstance(value, property)]
 
 
+@functools.cache
 def _engine_op(name: str) -> Op:
     method = getattr(Engine, name)
-    hints = get_type_hints(method)
+    hints = _hints(method)
     return _op(name, _parameters(method), hints, hints["return"], lambda e, v, p: getattr(e, name)(**v))
 
 
@@ -138,15 +153,17 @@ def _view(engine: Engine, values: dict[str, Any]) -> RetrieverView:
     return engine.retriever(**{p.name: values.pop(p.name) for p in _SCOPE if p.name in values})
 
 
+@functools.cache
 def _view_op(name: str) -> Op:
     member = getattr(RetrieverView, name)
-    hints = get_type_hints(Engine.retriever)
+    hints = _hints(Engine.retriever)
     if isinstance(member, property):  # read when the retriever is made
-        result = get_type_hints(member.fget)["return"]
+        assert member.fget is not None, name
+        result = _hints(member.fget)["return"]
         return _op(VIEW + name, [], hints, result, lambda e, v, p: getattr(_view(e, v), name), _SCOPE)
     own = _parameters(member)
     assert not {p.name for p in own} & {p.name for p in _SCOPE}, name
-    hints |= get_type_hints(member)
+    hints |= _hints(member)
     return _op(VIEW + name, own, hints, hints["return"], lambda e, v, p: getattr(_view(e, v), name)(**v), _SCOPE)
 
 
@@ -154,16 +171,35 @@ def _standby(engine: Engine, values: dict[str, Any], peer: Peer) -> None:
     peer.wait_closed()  # held open while the caller is attached: its end tells of the owner's
 
 
-def _table() -> dict[str, Op]:
+class _Table(Mapping[str, Op]):
+    """The calls served, by name: the names fixed, each entry built on its first use."""
+
+    def __init__(self, entries: dict[str, Callable[[], Op]]) -> None:
+        self._entries = entries
+
+    def __getitem__(self, name: str) -> Op:
+        return self._entries[name]()  # KeyError: no such call
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def _table() -> _Table:
     calls, _ = _members(Engine)
     view_calls, view_properties = _members(RetrieverView)
-    table = {
-        "hello": Op(NoArgs, TypeAdapter(Hello), lambda e, v, p: Hello(pid=os.getpid(), has_llm=e.has_llm)),
-        "standby": Op(NoArgs, TypeAdapter(None), _standby),
-    }
-    table |= {name: _engine_op(name) for name in calls if name not in LOCAL}
-    table |= {VIEW + name: _view_op(name) for name in view_calls + view_properties}
-    return table
+    hello = Op(
+        NoArgs,
+        TypeAdapter(Hello),
+        lambda e, v, p: Hello(pid=os.getpid(), has_llm=e.has_llm, models_loaded=e.models_loaded),
+    )
+    standby = Op(NoArgs, TypeAdapter(None), _standby)
+    entries: dict[str, Callable[[], Op]] = {"hello": lambda: hello, "standby": lambda: standby}
+    entries |= {name: functools.partial(_engine_op, name) for name in calls if name not in LOCAL}
+    entries |= {VIEW + name: functools.partial(_view_op, name) for name in view_calls + view_properties}
+    return _Table(entries)
 
 
-OPS: dict[str, Op] = _table()
+OPS: Mapping[str, Op] = _table()

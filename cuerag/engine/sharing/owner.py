@@ -21,16 +21,19 @@ from collections.abc import Callable, Iterator
 from multiprocessing import AuthenticationError
 from multiprocessing.connection import Connection, Listener, answer_challenge, deliver_challenge
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from cuerag.config import Settings
-from cuerag.engine.facade import CueRag
 from cuerag.engine.sharing.ops import OPS, Request
 from cuerag.engine.sharing.place import Place, place_of, read_key
 from cuerag.engine.sharing.wire import MAX_MESSAGE, error_message, raised, receive, send, settings_digests
 from cuerag.engine.surface import Engine
 from cuerag.errors import Cancelled, CueRagError, SharingError
+
+if TYPE_CHECKING:
+    from cuerag.engine.facade import CueRag
 
 log = logging.getLogger(__name__)
 
@@ -262,10 +265,19 @@ class Owner:
             thread.join(_JOIN_S)
 
 
-MakeEngine = Callable[[Settings], CueRag]
+MakeEngine = Callable[[Settings], "CueRag"]
 
 
-def owning_engine(settings: Settings, make: MakeEngine = CueRag) -> CueRag:
+def own_engine(settings: Settings) -> CueRag:
+    """This process's own engine. Its code is imported here, on the one path that opens the
+    store: a process that attaches to another (a CLI query beside a running server) never loads
+    the engine, its store or its model code."""
+    from cuerag.engine.facade import CueRag
+
+    return CueRag(settings)
+
+
+def owning_engine(settings: Settings, make: MakeEngine = own_engine) -> CueRag:
     """The engine of the process holding the index (`make` opens it: IndexBusy when another
     holds it), serving it to the others until it closes."""
     engine = make(settings)

@@ -21,22 +21,27 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from multiprocessing.connection import Client, Connection
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from cuerag.config import Settings
-from cuerag.engine.facade import CueRag
 from cuerag.engine.sharing import ops
-from cuerag.engine.sharing.owner import MakeEngine, owning_engine
+from cuerag.engine.sharing.owner import MakeEngine, own_engine, owning_engine
 from cuerag.engine.sharing.place import Place, place_of, read_key
 from cuerag.engine.sharing.wire import error_message, raised, receive, send, settings_digests
 from cuerag.engine.surface import Engine, RetrieverView
 from cuerag.errors import CueRagError, IndexBusy, SharingError
-from cuerag.index.report import Progress, ShouldStop
-from cuerag.ingest.folders import FileCheck
-from cuerag.retrieval.filters import DocFilter
-from cuerag.text.tools import TextTools
+
+# Types of annotations only: an attached process (a CLI query) imports what its calls' results
+# need when they come (`ops`), not the engine's modules.
+if TYPE_CHECKING:
+    from cuerag.engine.facade import CueRag
+    from cuerag.index.report import Progress, ShouldStop
+    from cuerag.ingest.folders import FileCheck
+    from cuerag.retrieval.filters import DocFilter
+    from cuerag.text.tools import TextTools
 
 log = logging.getLogger(__name__)
 
@@ -72,25 +77,32 @@ def _here(value: Any) -> Any:
     return [_here(v) for v in value]
 
 
-def own_or_attach(settings: Settings, *, standby: bool, make: MakeEngine = CueRag) -> CueRag | RemoteEngine:
-    """This process's engine over the shared index: its own, serving the others, when it gets the
-    lock; else the owner's, through its socket. Waits up to `share_wait_s` for an owner that holds
-    the lock but does not answer yet (starting, or ended while another takes over)."""
+def own_or_attach(settings: Settings, *, standby: bool, make: MakeEngine = own_engine) -> CueRag | RemoteEngine:
+    """This process's engine over the shared index: the owner's, through its socket, when one
+    answers there; else its own, serving the others, when it gets the lock. Waits up to
+    `share_wait_s` for an owner that holds the lock but does not answer yet (starting, or ended
+    while another takes over).
+
+    The socket is tried first: an owner that answers holds the lock (it stops listening before it
+    releases it), and a process that attaches so never opens the store nor imports the engine, which
+    is most of a CLI query's time beside a running server. With no owner the try costs a failed
+    connect to a missing or dead socket."""
     place = place_of(settings.data_dir)
     deadline = time.monotonic() + settings.share_wait_s
     while True:
         try:
+            return RemoteEngine(settings, place, standby=standby, make=make)
+        except OwnerGone:
+            pass
+        try:
             return owning_engine(settings, make)
         except IndexBusy as busy:
-            try:
-                return RemoteEngine(settings, place, standby=standby, make=make)
-            except OwnerGone:
-                if time.monotonic() > deadline:
-                    raise SharingError(
-                        f"{busy}; it does not answer on {place.socket} (sharing off there, or an older "
-                        "cuerag): stop it, or wait for it to end"
-                    ) from busy
-            time.sleep(_RETRY_S)
+            if time.monotonic() > deadline:
+                raise SharingError(
+                    f"{busy}; it does not answer on {place.socket} (sharing off there, or an older "
+                    "cuerag): stop it, or wait for it to end"
+                ) from busy
+        time.sleep(_RETRY_S)
 
 
 class _Forwarding(Protocol):
@@ -120,7 +132,7 @@ def forwarded(method: Callable[Concatenate[Any, P], T], *, repeat: bool) -> Call
 class RemoteEngine:
     """The engine calls of `cuerag.engine.surface.Engine`, made by the owner of the index."""
 
-    def __init__(self, settings: Settings, place: Place, *, standby: bool, make: MakeEngine = CueRag) -> None:
+    def __init__(self, settings: Settings, place: Place, *, standby: bool, make: MakeEngine = own_engine) -> None:
         self._settings = settings
         self._make = make
         self._place = place
@@ -129,7 +141,6 @@ class RemoteEngine:
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self._held: CueRag | None = None  # this process's own engine, once it took over
-        self._text = TextTools()
         self._standby_conn: Connection | None = None
         self._hello: ops.Hello = self._once("hello", ops.NoArgs(), _Callbacks())  # OwnerGone: none answers
         if standby:
@@ -151,9 +162,18 @@ class RemoteEngine:
         return bool(self._hello.has_llm)
 
     @property
+    def models_loaded(self) -> bool:
+        """Whether the owner's models were loaded when it last said hello (on attaching, or after
+        a takeover): if not, the first call that needs them waits there while they load."""
+        return bool(self._hello.models_loaded)
+
+    @cached_property
     def text(self) -> TextTools:
-        # The tokenizer that sizes results runs here: it needs nothing of the index.
-        return self._text
+        # The tokenizer that sizes results runs here: it needs nothing of the index. Imported on
+        # first use (tiktoken): a CLI query never sizes a result.
+        from cuerag.text.tools import TextTools
+
+        return TextTools()
 
     # One line per call of the protocol: mypy holds this class to it, and the owner serves every
     # call the protocol has (ops.OPS); tests/engine/test_sharing_calls.py checks both meet.
