@@ -153,7 +153,7 @@ def test_cli_query_chars_shows_as_much_of_each_passage_as_asked(data_dir: Path, 
     runner = CliRunner()
     args = ["query", TOY, "-c", SAMPLE, "--no-trace", "--data-dir", str(data_dir)]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(cuerag.cli.context, "CueRag", functools.partial(CueRag, models=models))
+        patch.setattr(cuerag.cli.context, "make_own_engine", functools.partial(CueRag, models=models))
         texts = [h["text"] for h in json.loads(runner.invoke(cuerag.cli.app.app, [*args, "--json"]).stdout)["chunks"]]
         short = runner.invoke(cuerag.cli.app.app, [*args, "--chars", "60"])
         whole = runner.invoke(cuerag.cli.app.app, [*args, "--chars", "0"])
@@ -192,7 +192,7 @@ def test_cli_themes_opens_a_leaf_theme_with_its_documents(data_dir: Path, models
     runner = CliRunner()
     base = ["-c", SAMPLE, "--data-dir", str(data_dir)]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(cuerag.cli.context, "CueRag", functools.partial(CueRag, models=models))
+        patch.setattr(cuerag.cli.context, "make_own_engine", functools.partial(CueRag, models=models))
         levels = json.loads(runner.invoke(cuerag.cli.app.app, ["themes", *base, "--json"]).stdout)["levels"]
         deepest = runner.invoke(cuerag.cli.app.app, ["themes", *base, "--level", str(levels - 1), "--json"])
         leaf = json.loads(deepest.stdout)["themes"][0]
