@@ -75,8 +75,7 @@ def eval_command(
         raise _fail(CueRagError(str(exc))) from exc
     except CueRagError as exc:
         raise _fail(exc) from exc
-    write_report(run, out_dir)
-    out.print((out_dir / "report.md").read_text(), markup=False, highlight=False)
+    out.print(write_report(run, out_dir), markup=False, highlight=False)
 
 
 def bench(

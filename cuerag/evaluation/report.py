@@ -26,8 +26,9 @@ class EvalRun(BaseModel):
     llm_usage: dict[str, LLMUsage] = {}  # per method
 
 
-def write_report(run: EvalRun, out_dir: Path) -> None:
-    """results.json (machine-readable) and report.md (a table)."""
+def write_report(run: EvalRun, out_dir: Path) -> str:
+    """results.json (machine-readable) and report.md (a table); returns the table, so a caller
+    shows this run's and never what another run wrote to the same folder since."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "results.json").write_text(run.model_dump_json(indent=2))
     metrics = [f"recall@{k}" for k in run.ks] + [f"all_recall@{k}" for k in run.ks] + [f"coverage@{k}" for k in run.ks]
@@ -47,8 +48,10 @@ def write_report(run: EvalRun, out_dir: Path) -> None:
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {m['latency_ms_p50']:.1f} | {m['latency_ms_p95']:.1f} |")
     lines += _stage_table(run)
     lines += ["", "![recall@k per method](recall.png)"]
-    (out_dir / "report.md").write_text("\n".join(lines) + "\n")
+    text = "\n".join(lines) + "\n"
+    (out_dir / "report.md").write_text(text)
     write_chart(run, out_dir)
+    return text
 
 
 def _stage_table(run: EvalRun) -> list[str]:

@@ -240,9 +240,17 @@ def test_eval_command_writes_results(tmp_path: Path, monkeypatch: pytest.MonkeyP
         assert data["methods"]["qiter"][f"{stage}_ms_p50"] >= 0.0
     assert not any(key.endswith("_ms_p50") and key != "latency_ms_p50" for key in data["methods"]["dense"])
     assert "Q-Iter's time by stage" in (out / "report.md").read_text()
+
+    # Another run writing the same folder meanwhile (two evals left at the default --out) never
+    # shows in this run's output: it printed the report file back, whoever wrote it last.
+    def another_run_writes(run: object, folder: Path) -> None:
+        (folder / "report.md").write_text("another run's report\n")
+
+    monkeypatch.setattr("cuerag.evaluation.report.write_chart", another_run_writes)
     # The corpus was indexed once, under a name from the file's content; a second run reuses it.
     again = CliRunner().invoke(app, [*args, "--methods", "dense", "--k", "1", "--out", str(out), "--limit", "1"])
     assert again.exit_code == 0, again.output
+    assert "| dense |" in again.stdout and "another run" not in again.stdout
     assert len(json.loads((out / "results.json").read_text())["questions"]) == 1
     # Read-only, the eval scores that index as it is, and writes nothing into the data directory.
     before = _tree(tmp_path / "data")
