@@ -138,6 +138,30 @@ class SharingError(CueRagError):
     during a call that is not safe to repeat, or runs with other settings (cuerag.engine.sharing)."""
 
 
+class OwnerBusy(SharingError):
+    """The process serving the index refused a call: `calls` calls were in progress there, the
+    most it serves at once. Transient: the same call made again in a moment may be served, so a
+    caller that retries may retry this one (nothing of the call was read)."""
+
+    def __init__(self, pid: int, calls: int) -> None:
+        super().__init__(
+            f"the process serving this index (pid {pid}) is busy: {calls} calls in progress, the most it serves "
+            "at once; try again in a moment"
+        )
+        self.pid = pid
+        self.calls = calls
+
+
+class OwnerNotAnswering(SharingError):
+    """The process serving the index does not answer: it is stopped (SIGSTOP, Ctrl-Z, a debugger)
+    or hung. It still holds the index, so no other process can take it over: it must be continued
+    or ended (`pid`: that process, where the system says; None where it does not)."""
+
+    def __init__(self, message: str, pid: int | None) -> None:
+        super().__init__(message)
+        self.pid = pid
+
+
 class StorageFullError(StoreError):
     """Too little free space on the data directory's filesystem for a write (and its margin)."""
 

@@ -13,6 +13,7 @@ import json
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Client
 from pathlib import Path
@@ -28,7 +29,7 @@ from cuerag.engine.sharing.place import place_of, read_key
 from cuerag.engine.sharing.remote import RemoteEngine, RemoteRetriever
 from cuerag.engine.sharing.wire import receive, send, settings_digests
 from cuerag.engine.surface import ANNOTATION_TYPES, Engine, RetrieverView
-from cuerag.errors import Cancelled, SharingError
+from cuerag.errors import Cancelled, OwnerBusy, SharingError
 
 LOCAL_MEMBERS = {"settings", "has_llm", "models_loaded", "text", "close", "retriever"}
 
@@ -348,3 +349,56 @@ def test_a_message_that_is_not_json_is_a_malformed_request(served: Served) -> No
         with conn:
             conn.send_bytes(header)
             assert "malformed message" in receive(conn)["error"]["message"]
+
+
+def _until(condition: Callable[[], bool]) -> None:
+    """Wait (at most 30 s: a loaded machine) for what the owner's threads do on their own."""
+    deadline = time.monotonic() + 30
+    while not condition():
+        assert time.monotonic() < deadline, "the owner did not get there"
+        time.sleep(0.01)
+
+
+def _serving_threads() -> int:
+    return sum(thread.name == "cuerag-share-call" for thread in threading.enumerate())
+
+
+def test_callers_over_the_bound_are_told_the_owner_is_busy_and_get_no_thread(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(owner_module, "_HANDSHAKE_S", 60)  # the silent callers hold their calls throughout
+    bound = owner_module._MAX_CALLS
+    remote = served.remote()
+    with contextlib.ExitStack() as stack:
+        # A runaway caller: three times the bound of connections that never say a word.
+        for _ in range(3 * bound):
+            silent = stack.enter_context(socket.socket(socket.AF_UNIX))
+            silent.connect(served.place.socket)
+        _until(lambda: len(served.owner._calls) == bound)
+        with pytest.raises(OwnerBusy) as busy:
+            remote.sizes("abcd")
+        assert f"the process serving this index (pid {os.getpid()}) is busy: {bound} calls in progress" in str(
+            busy.value
+        )
+        assert (busy.value.pid, busy.value.calls) == (os.getpid(), bound)  # its fields cross too
+        assert _serving_threads() == bound
+    # The runaway caller gone, the others are served again.
+    _until(lambda: not served.owner._calls)
+    assert _answered(lambda: remote.sizes("abcd")) == [{"documents": 4}]
+
+
+def test_a_caller_that_stops_before_its_request_is_whole_is_hung_up(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Authenticated, then nothing (a caller stopped or hung there): its call is not held for ever.
+    monkeypatch.setattr(owner_module, "_HANDSHAKE_S", 1)
+    digests = settings_digests(served.settings)
+    for request in ([], [json.dumps({"op": "sizes", "settings": digests}).encode()]):
+        conn = Client(served.place.socket, family="AF_UNIX", authkey=read_key(served.place))
+        with conn:
+            for message in request:
+                conn.send_bytes(message)
+            assert conn.poll(30), "the owner still holds the call"
+            with pytest.raises(EOFError):
+                conn.recv_bytes()
+        _until(lambda: not served.owner._calls)

@@ -15,9 +15,8 @@ import errno
 import logging
 import os
 import socket
-import struct
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from multiprocessing import AuthenticationError
 from multiprocessing.connection import Connection, Listener, answer_challenge, deliver_challenge
 from pathlib import Path
@@ -28,9 +27,10 @@ from pydantic import ValidationError
 from cuerag.config import Settings
 from cuerag.engine.sharing.ops import OPS, Request
 from cuerag.engine.sharing.place import Place, place_of, read_key
+from cuerag.engine.sharing.sockets import bound, hang_up, peer_of, socket_of
 from cuerag.engine.sharing.wire import MAX_MESSAGE, error_message, raised, receive, send, settings_digests
 from cuerag.engine.surface import Engine
-from cuerag.errors import Cancelled, CueRagError, SharingError
+from cuerag.errors import Cancelled, CueRagError, OwnerBusy, SharingError
 
 if TYPE_CHECKING:
     from cuerag.engine.facade import CueRag
@@ -38,49 +38,31 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _JOIN_S = 30.0  # how long closing waits for calls under way (each stops at its next step)
-# How long a caller has to prove it holds the key. The handshake runs on the call's own thread,
-# never the accepting one: a caller that connects and says nothing (stopped, hung, or hostile)
-# holds one thread this long, not every other caller's calls for ever.
-_HANDSHAKE_S = 10.0
+# How long each read of a caller's handshake and request may wait. They run on the call's own
+# thread, never the accepting one: a caller that connects and says nothing, or stops before its
+# request is whole (stopped, hung, or hostile), holds one thread and one of `_MAX_CALLS` this
+# long, not every other caller's calls for ever.
+_HANDSHAKE_S = 10
+# The most calls served at once (a thread, a descriptor and a request of up to MAX_MESSAGE each):
+# beyond it a caller is refused at once (OwnerBusy, which it may retry), with no thread. Real use
+# is a few processes: a server runs at most 40 engine calls at once (anyio's worker threads), each
+# attached process holds one standby, the CLI one call; more than 64 at once is a runaway caller,
+# and the bound keeps it from taking this process's threads and memory from the others.
+_MAX_CALLS = 64
+# A refusal is a few hundred bytes into a new socket's empty buffer: it does not wait, but the
+# accepting thread never waits longer than this on one caller.
+_REFUSE_S = 1.0
 _BACKLOG = 64  # connections the kernel queues while the accepting thread starts the previous ones
 _FULL_PAUSE_S = 0.5  # out of descriptors or memory: the pending connection stays queued, so wait
 _OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 
 
-@contextlib.contextmanager
-def _socket_of(conn: Connection) -> Iterator[socket.socket]:
-    """The connection's socket, without a second descriptor (a dup fails when they have run out)
-    and left open for the connection."""
-    sock = socket.socket(fileno=conn.fileno())
-    try:
-        yield sock
-    finally:
-        sock.detach()
-
-
 def _same_user(conn: Connection) -> bool:
     """The peer's uid, from the kernel (SO_PEERCRED), is ours. The folder's mode already keeps
     other users out and the key is checked; this holds even if both were got round."""
-    if not hasattr(socket, "SO_PEERCRED"):
-        return True
-    with _socket_of(conn) as sock:
-        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    _pid, uid, _gid = struct.unpack("3i", creds)
-    return bool(uid == os.getuid())
-
-
-def _read_timeout(conn: Connection, seconds: int) -> None:
-    """Bound each read of the connection (0: no bound). A socket option, not `settimeout`, which
-    would make the descriptor non-blocking under the connection's own reads."""
-    with _socket_of(conn) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", seconds, 0))
-
-
-def _hang_up(conn: Connection) -> None:
-    """End a connection another thread may be blocked reading: a shutdown wakes that read (a
-    close alone would not) and tells the peer at once."""
-    with contextlib.suppress(OSError), _socket_of(conn) as sock:
-        sock.shutdown(socket.SHUT_RDWR)
+    with socket_of(conn) as sock:
+        peer = peer_of(sock)
+    return peer is None or peer[1] == os.getuid()
 
 
 class _Peer:
@@ -155,6 +137,7 @@ class Owner:
         self._closing = threading.Event()
         self._lock = threading.Lock()
         self._calls: dict[Connection, threading.Thread] = {}
+        self._refusing = False  # callers are being refused as too many: said once, not per caller
         # A socket file left by an owner that was killed: this process holds the lock now.
         with contextlib.suppress(FileNotFoundError):
             os.unlink(place.socket)
@@ -183,7 +166,13 @@ class Owner:
                 continue
             thread = threading.Thread(target=self._serve, args=(conn,), name="cuerag-share-call", daemon=True)
             with self._lock:
-                self._calls[conn] = thread
+                in_progress = len(self._calls)
+                if in_progress < _MAX_CALLS:
+                    self._calls[conn] = thread
+            if in_progress >= _MAX_CALLS:
+                self._refuse(conn, in_progress)
+                continue
+            self._refusing = False
             try:
                 thread.start()
             except RuntimeError as exc:  # no thread to be had: this caller is refused, not the next
@@ -192,16 +181,26 @@ class Owner:
                     self._calls.pop(conn, None)
                 conn.close()
 
+    def _refuse(self, conn: Connection, in_progress: int) -> None:
+        """Tell a caller over `_MAX_CALLS` that this process is busy, in place of the handshake's
+        challenge (the caller looks at its first message before answering it: `remote.py`), and
+        hang up. Nothing of it is read: it may well be a caller that does not hold the key."""
+        if not self._refusing:
+            log.warning("refusing callers of the index: %d calls in progress, the most served at once", in_progress)
+            self._refusing = True
+        with contextlib.suppress(OSError), conn:
+            bound(conn, _REFUSE_S)
+            send(conn, {"error": error_message(OwnerBusy(os.getpid(), in_progress))})
+
     def _admitted(self, conn: Connection) -> bool:
-        """The caller runs as this user and holds the key (both ends prove it), within
-        `_HANDSHAKE_S`; else it is refused."""
+        """The caller runs as this user and holds the key (both ends prove it), each read within
+        `_HANDSHAKE_S` (a bound kept until its request is read); else it is refused."""
         try:
             if not _same_user(conn):
                 return False
-            _read_timeout(conn, int(_HANDSHAKE_S))
+            bound(conn, _HANDSHAKE_S)
             deliver_challenge(conn, self._key)
             answer_challenge(conn, self._key)
-            _read_timeout(conn, 0)  # a call may wait long between messages (a standby, a check)
         except (OSError, EOFError, AuthenticationError) as exc:  # a wrong key, silence, a caller gone
             if not self._closing.is_set():
                 log.warning("refused a connection to the index: %s", type(exc).__name__)
@@ -214,6 +213,7 @@ class Owner:
                 return
             header = receive(conn)
             raw_args = conn.recv_bytes(MAX_MESSAGE)
+            bound(conn, 0)  # a call may wait long between messages (a standby, a file check)
             op = OPS.get(str(header.get("op")))
             if op is None:
                 raise SharingError(f"unknown operation {str(header.get('op'))[:40]!r}")
@@ -260,7 +260,7 @@ class Owner:
         with self._lock:
             calls = dict(self._calls)
         for conn in calls:
-            _hang_up(conn)
+            hang_up(conn)
         for thread in calls.values():
             thread.join(_JOIN_S)
 

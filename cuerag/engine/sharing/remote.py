@@ -10,6 +10,13 @@ own socket, so one path serves every call. A call cut short is repeated where th
 (reads, index runs); a delete or drop cut short is reported as such. A long-lived process
 (`standby`) keeps a connection open that ends when the owner does, so it takes over at once
 rather than at its next call.
+
+No wait is unbounded while the owner cannot answer (stopped by SIGSTOP or Ctrl-Z, held by a
+debugger, hung): the connect, the handshake and the owner's hello get `_ANSWER_S`; a call waits as
+long as the owner runs (an index run takes many minutes), and gives up once the owner has been
+stopped for `_STOPPED_S`; a message under way that stalls for `_STALL_S` is given up on too. Each
+ends in `OwnerNotAnswering`, which names the process. An owner serving as many calls as it may
+refuses more at once (`OwnerBusy`, which a caller may retry).
 """
 
 from __future__ import annotations
@@ -17,12 +24,13 @@ from __future__ import annotations
 import contextlib
 import inspect
 import logging
+import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from multiprocessing.connection import Client, Connection
+from multiprocessing.connection import Connection, answer_challenge, deliver_challenge
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol, TypeVar
 
@@ -30,9 +38,10 @@ from cuerag.config import Settings
 from cuerag.engine.sharing import ops
 from cuerag.engine.sharing.owner import MakeEngine, own_engine, owning_engine
 from cuerag.engine.sharing.place import Place, place_of, read_key
+from cuerag.engine.sharing.sockets import bound, bound_socket, peer_of, stopped
 from cuerag.engine.sharing.wire import error_message, raised, receive, send, settings_digests
 from cuerag.engine.surface import Engine, RetrieverView
-from cuerag.errors import CueRagError, IndexBusy, SharingError
+from cuerag.errors import CueRagError, IndexBusy, OwnerNotAnswering, SharingError
 
 # Types of annotations only: an attached process (a CLI query) imports what its calls' results
 # need when they come (`ops`), not the engine's modules.
@@ -47,8 +56,20 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 P = ParamSpec("P")
-_POLL_S = 0.2  # how often a waiting call asks its caller whether to stop
+_POLL_S = 0.2  # how often a waiting call asks its caller whether to stop, and the owner's state
 _RETRY_S = 0.05  # between tries to reach a new owner
+# The connect, the handshake and the hello: a running owner answers them in milliseconds (its
+# accepting thread does nothing else), so one that has not in this long does not answer.
+_ANSWER_S = 5.0
+# A call in progress is given up on once its owner has been stopped this long (a signal or a
+# debugger: /proc says so). Not sooner: a profiler stops a process for a moment, and Ctrl-Z then
+# `fg` should not fail the calls it serves. A running owner is waited for, however long the call.
+_STOPPED_S = 10.0
+# Each read and write of a call once it is made: a message under way arrives whole as fast as it
+# is read, and a request's arguments are read at once; a stall this long is an owner that stopped
+# mid-message (or a system where its state cannot be read).
+_STALL_S = 30.0
+_STANDBY_RETRY_S = 1.0  # between a standby's tries while the owner is busy or does not answer
 
 
 class OwnerGone(Exception):
@@ -75,6 +96,100 @@ def _here(value: Any) -> Any:
     if isinstance(value, str | Path):
         return str(Path(value).absolute())
     return [_here(v) for v in value]
+
+
+def _who(pid: int | None) -> str:
+    return f"the process serving this index (pid {pid})" if pid else "the process serving this index"
+
+
+def _not_answering(pid: int | None, waited: str) -> OwnerNotAnswering:
+    if pid and stopped(pid):
+        why = (
+            "it is stopped (Ctrl-Z, SIGSTOP or a debugger): continue it "
+            f"(`kill -CONT {pid}`, or `fg` in its terminal) or end it, then try again"
+        )
+    else:
+        why = "it may be hung or overloaded: try again, or end it"
+    return OwnerNotAnswering(f"{_who(pid)} does not answer ({waited}); {why}", pid)
+
+
+def _unfinished(exc: OwnerNotAnswering, name: str) -> OwnerNotAnswering:
+    """`exc` for a call that is not safe to repeat (a delete, a drop): it was sent, and may still be
+    made when the owner continues."""
+    return OwnerNotAnswering(
+        f"{exc}; this {name.replace('_', ' ')} may still happen when it continues: look (list_documents, "
+        "corpora) before running it again",
+        exc.pid,
+    )
+
+
+class _Patience:
+    """How long a call waits for the owner's next message: as long as the owner runs (an index run
+    takes many minutes); not once it has been stopped for `_STOPPED_S`; not past `within` seconds
+    where given (the hello, which a running owner answers at once)."""
+
+    def __init__(self, pid: int | None, within: float | None) -> None:
+        self._pid = pid
+        self._within = within
+        self._deadline = None if within is None else time.monotonic() + within
+        self._stopped_since: float | None = None
+
+    def check(self) -> None:
+        """Raise OwnerNotAnswering when the wait is over; called between polls of the connection."""
+        now = time.monotonic()
+        if self._deadline is not None and now > self._deadline:
+            raise _not_answering(self._pid, f"no answer within {self._within:g} s")
+        if not self._pid or not stopped(self._pid):
+            self._stopped_since = None
+        elif self._stopped_since is None:
+            self._stopped_since = now
+        elif now - self._stopped_since >= _STOPPED_S:
+            raise _not_answering(self._pid, f"stopped for {_STOPPED_S:g} s")
+
+
+def _connect(place: Place, key: bytes) -> tuple[Connection, int | None]:
+    """A connection to the owner, both ends authenticated (the key's HMAC challenge), with the
+    owner's pid where the kernel says it; within `_ANSWER_S` (each read and write), else
+    OwnerNotAnswering. OwnerGone: no owner listens, or it hung up (closing). OwnerBusy: it serves
+    as many calls as it may. The connection is left without a bound: each use sets its own."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    pid: int | None = None
+    try:
+        bound_socket(sock, _ANSWER_S)  # a connect waits while the owner's backlog is full
+        sock.connect(place.socket)
+        peer = peer_of(sock)
+        pid = peer[0] if peer else None
+        # The owner's first message: the handshake's challenge, or, from an owner serving as many
+        # calls as it may, its refusal (a JSON object: a challenge never starts with "{"). Looked
+        # at, not taken, so the handshake reads the challenge itself.
+        first = sock.recv(5, socket.MSG_PEEK)
+    except BlockingIOError:
+        sock.close()
+        raise _not_answering(pid, f"no handshake within {_ANSWER_S:g} s") from None
+    except OSError as exc:  # no socket, refused: no owner
+        sock.close()
+        raise OwnerGone(str(exc)) from exc
+    if not first:
+        sock.close()
+        raise OwnerGone("the owner hung up")
+    conn = Connection(sock.detach())
+    try:
+        if first[4:5] == b"{":
+            error = receive(conn).get("error")
+            raise raised(error) if isinstance(error, dict) else SharingError("a malformed refusal from the owner")
+        answer_challenge(conn, key)
+        deliver_challenge(conn, key)
+        bound(conn, 0)
+    except BlockingIOError:
+        conn.close()
+        raise _not_answering(pid, f"no handshake within {_ANSWER_S:g} s") from None
+    except (EOFError, OSError) as exc:  # it hung up: closing, or another key
+        conn.close()
+        raise OwnerGone(str(exc)) from exc
+    except BaseException:
+        conn.close()
+        raise
+    return conn, pid
 
 
 def own_or_attach(settings: Settings, *, standby: bool, make: MakeEngine = own_engine) -> CueRag | RemoteEngine:
@@ -219,7 +334,7 @@ class RemoteEngine:
 
     def _call(self, name: str, args: ops.Args, callbacks: _Callbacks, *, repeat: bool) -> Any:
         try:
-            return self._once(name, args, callbacks)
+            return self._once(name, args, callbacks, repeat=repeat)
         except OwnerGone:
             if self._closed.is_set():
                 raise SharingError("this engine is closed") from None
@@ -231,18 +346,22 @@ class RemoteEngine:
                     "it may or may not have happened: look (list_documents, corpora), then run it again"
                 ) from None
             log.info("the process serving the index ended during %s; repeating it", name)
-            return self._once(name, args, callbacks)
+            return self._once(name, args, callbacks, repeat=repeat)
 
-    def _once(self, name: str, args: ops.Args, callbacks: _Callbacks) -> Any:
+    def _once(self, name: str, args: ops.Args, callbacks: _Callbacks, *, repeat: bool = True) -> Any:
         op = ops.OPS[name]
-        try:
-            conn = Client(self._place.socket, family="AF_UNIX", authkey=self._key)
-        except (OSError, EOFError) as exc:  # no socket, refused, or the handshake cut off
-            raise OwnerGone(str(exc)) from exc
+        conn, pid = _connect(self._place, self._key)  # OwnerGone: no owner answers there
         with contextlib.closing(conn):
             try:
+                bound(conn, _STALL_S)
                 self._begin(conn, name, args, callbacks)
-                return self._await(conn, op, callbacks)
+                # The hello is answered at once by a running owner; a call, whenever it is done.
+                return self._await(conn, op, callbacks, _Patience(pid, _ANSWER_S if name == "hello" else None))
+            except BlockingIOError:
+                exc = _not_answering(pid, f"a message stalled for {_STALL_S:g} s")
+                raise (exc if repeat else _unfinished(exc, name)) from None
+            except OwnerNotAnswering as exc:
+                raise (exc if repeat else _unfinished(exc, name)) from None
             except (EOFError, OSError) as exc:
                 raise OwnerGone(str(exc)) from exc
 
@@ -252,13 +371,14 @@ class RemoteEngine:
         # own defaults, as to a local call.
         conn.send_bytes(args.model_dump_json(include=args.model_fields_set).encode())
 
-    def _await(self, conn: Connection, op: ops.Op, callbacks: _Callbacks) -> Any:
+    def _await(self, conn: Connection, op: ops.Op, callbacks: _Callbacks, patience: _Patience) -> Any:
         asked_to_stop = False
         while True:
             if not conn.poll(_POLL_S):
                 if callbacks.should_stop is not None and not asked_to_stop and callbacks.should_stop():
                     send(conn, {"cancel": True})
                     asked_to_stop = True
+                patience.check()
                 continue
             message = receive(conn)
             if "result" in message:
@@ -322,13 +442,18 @@ class RemoteEngine:
             while not self._closed.is_set() and self._held is None:
                 gone = self._hello.pid
                 try:
-                    conn = Client(self._place.socket, family="AF_UNIX", authkey=self._key)
-                    self._standby_conn = conn
-                    self._begin(conn, "standby", ops.NoArgs(), _Callbacks())
-                    with contextlib.suppress(EOFError, OSError):
-                        conn.recv_bytes(64)
-                except (EOFError, OSError):
+                    conn, _pid = _connect(self._place, self._key)
+                except OwnerGone:
                     pass
+                except SharingError as exc:  # busy, or not answering: it is there, and holds the index
+                    log.debug("the standby connection waits: %s", exc)
+                    self._closed.wait(_STANDBY_RETRY_S)
+                    continue
+                else:
+                    self._standby_conn = conn
+                    with contextlib.suppress(EOFError, OSError):  # no bound: it ends when the owner does
+                        self._begin(conn, "standby", ops.NoArgs(), _Callbacks())
+                        conn.recv_bytes(64)
                 if self._closed.is_set():
                     return
                 try:
