@@ -75,7 +75,10 @@ def read_document(
     text, spans, has_spans = _rebuild(graph, positions, payloads)
     if chunk_id is not None:
         chunk_start, chunk_end = spans[positions.index(graph.chunk_pos[chunk_id])]
-        lo = _word_start(text, max(0, chunk_start - context))
+        # The context before the chunk fits the window too: unbounded, `context` (up to 50,000)
+        # made a window over the clients' result limit that `max_chars` keeps it under.
+        before = min(context, max(0, (max_chars - (chunk_end - chunk_start)) // 2))
+        lo = _word_start(text, max(0, chunk_start - before))
         hi = min(len(text), chunk_end + context, lo + max(max_chars, chunk_end - lo))
     else:
         if start < 0 or start > len(text):
@@ -84,9 +87,9 @@ def read_document(
     pages = sorted(
         {
             p
-            for c, pl in zip(positions, payloads, strict=True)
+            for span, pl in zip(spans, payloads, strict=True)  # not positions.index: quadratic in chunks
             for p in pl.get("pages", [])
-            if _overlaps(spans[positions.index(c)], lo, hi)
+            if _overlaps(span, lo, hi)
         }
     )
     sections = []
