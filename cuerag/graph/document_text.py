@@ -58,6 +58,12 @@ def read_document(
 ) -> DocumentText:
     """A document's text from `start` (at most `max_chars` characters), or, given `chunk_id`, the
     chunk with `context` characters either side, the window starting at a word (`WORD_BACKUP`)."""
+    # Checked here, not only in the MCP schema: the CLI and the library pass them through, and a
+    # negative max_chars sliced text[0:-1] (the whole document) with end and next_start -1.
+    if max_chars < 1:
+        raise ParameterError(f"max_chars must be 1 or more, not {max_chars}")
+    if context < 0:
+        raise ParameterError(f"context must be 0 or more, not {context}")
     if chunk_id is not None:
         c = graph.chunk_pos.get(chunk_id)
         if c is None:

@@ -6,6 +6,9 @@ from __future__ import annotations
 import time
 from typing import Any, cast
 
+import pytest
+
+from cuerag.errors import ParameterError
 from cuerag.graph.document_text import WORD_BACKUP, read_document
 from cuerag.graph.snapshot import Graph
 
@@ -47,3 +50,14 @@ def test_reading_a_long_paged_document_is_linear_in_its_chunks() -> None:
     window = read_document(graph, doc_id="d", max_chars=10)
     assert time.perf_counter() - began < 2.0  # quadratic: about 4 s here
     assert window.pages == [1]
+
+
+@pytest.mark.parametrize(("max_chars", "context"), [(0, 10), (-1, 10), (100, -300)])
+def test_a_window_of_no_characters_or_negative_context_is_refused(max_chars: int, context: int) -> None:
+    """Negative max_chars sliced text[0:-1] (the whole document, end -1); negative context gave a
+    window that missed its chunk. The MCP schema refused them; the CLI and the library did not."""
+    graph = cast(Graph, _Graph(10))
+    with pytest.raises(ParameterError, match="must be"):
+        read_document(graph, doc_id="d", max_chars=max_chars, context=context)
+    with pytest.raises(ParameterError, match="must be"):
+        read_document(graph, chunk_id="c5", max_chars=max_chars, context=context)
