@@ -67,6 +67,8 @@ def check_allowed(path: str, roots: list[Path], *, walked: bool = False) -> Path
         resolved = (given if given.is_absolute() or not roots else roots[0] / given).resolve()
     except OSError as exc:  # ENAMETOOLONG, ELOOP (strict=False still raises on a loop on 3.11)
         raise InputError(f"path {path[:80]!r} cannot be resolved: {exc.strerror or exc}") from None
+    except RuntimeError:  # expanduser: `~name` of no user (or no home): a refusal, not a crash
+        raise InputError(f"path {path[:80]!r} names the home folder of no user of this machine") from None
     for root in roots:
         if resolved.is_relative_to(root.resolve()):
             return resolved

@@ -88,7 +88,14 @@ def _count(n: int, noun: str, plural: str | None = None) -> str:
 def _shown(text: str) -> str:
     """Indexed text for the terminal: rich markup escaped, and control characters written as
     \\xNN so that a document cannot move the cursor, clear the screen or retitle the window."""
-    return escape(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text))
+    return escape(_plain(text))
+
+
+def _plain(text: str) -> str:
+    """Indexed text printed with markup off (a document read back, a theme's summary): its control
+    characters written as \\xNN (line breaks and tabs kept), as `_shown` writes them. Printed raw,
+    an escape sequence in a document retitled the terminal or set its clipboard (OSC 52)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def _fail(exc: CueRagError) -> typer.Exit:

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
-from cuerag.cli.console import _CORPUS_HELP, _count, _fail, _shown, err, out
+from cuerag.cli.console import _CORPUS_HELP, _count, _fail, _plain, _shown, err, out
 from cuerag.cli.context import _engine, _say_models_load_here
 from cuerag.cli.messages import FILTER_FLAGS
 from cuerag.cli.render import PASSAGE_CHARS, print_result
@@ -155,8 +154,9 @@ def read(
         out.print_json(doc.model_dump_json())
         return
     pages = f", pages {doc.pages[0]}-{doc.pages[-1]}" if doc.pages else ""
-    out.print(f"{doc.title} ({doc.source}), characters {doc.start}-{doc.end} of {doc.total_chars}{pages}", markup=False)
-    out.print(doc.text, markup=False, highlight=False)
+    head = f"{_plain(doc.title)} ({_plain(doc.source)}), characters {doc.start}-{doc.end} of {doc.total_chars}"
+    out.print(head + pages, markup=False)
+    out.print(_plain(doc.text), markup=False, highlight=False)
     if doc.end < doc.total_chars:  # said at the end too, where a reader of a long text looks
         err.print(f"… {doc.total_chars - doc.end} more characters; read on with --start {doc.end}", markup=False)
 
@@ -183,7 +183,7 @@ def documents(
         return
     table = Table("doc_id", "title", "format", "chunks", "tags")
     for d in listing.documents:
-        table.add_row(escape(d.doc_id), escape(d.title), d.format, str(d.chunks), escape(", ".join(d.tags)))
+        table.add_row(_shown(d.doc_id), _shown(d.title), d.format, str(d.chunks), _shown(", ".join(d.tags)))
     out.print(table)
     shown = f"{len(listing.documents)} of {_count(listing.total, 'document')}"
     more = f"; next page: --cursor {listing.next_cursor}" if listing.next_cursor else ""

@@ -6,10 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
-from cuerag.cli.console import _CORPUS_HELP, _count, _fail, out
+from cuerag.cli.console import _CORPUS_HELP, _count, _fail, _plain, _shown, out
 from cuerag.cli.context import _engine
 from cuerag.errors import CueRagError
 
@@ -37,18 +36,20 @@ def themes(
         out.print_json(listing.model_dump_json())
         return
     if (t := listing.theme) is not None:
-        out.print(f"{t.theme_id} (level {t.level}, {_count(t.documents_total, 'document')}): {t.title}", markup=False)
+        out.print(
+            f"{t.theme_id} (level {t.level}, {_count(t.documents_total, 'document')}): {_plain(t.title)}", markup=False
+        )
         if t.summary:
-            out.print(t.summary, markup=False, highlight=False)
-        out.print(f"entities: {', '.join(t.entities)}", markup=False)
+            out.print(_plain(t.summary), markup=False, highlight=False)
+        out.print(_plain(f"entities: {', '.join(t.entities)}"), markup=False)
         for e in t.evidence:
-            out.print(f"- {e.text} [{e.doc_id}]", markup=False, highlight=False)
+            out.print(_plain(f"- {e.text} [{e.doc_id}]"), markup=False, highlight=False)
         if not listing.total:  # a leaf: what it holds are documents, not sub-themes (no empty table)
             print_members(t)
             return
     table = Table("theme_id", "level", "documents", "children", "title")
     for s in listing.themes:
-        title = escape(s.title) if not s.summary else f"{escape(s.title)}\n[dim]{escape(s.summary)}[/dim]"
+        title = _shown(s.title) if not s.summary else f"{_shown(s.title)}\n[dim]{_shown(s.summary)}[/dim]"
         table.add_row(s.theme_id, str(s.level), str(s.documents), str(s.children), title)
     out.print(table)
     more = f"; next page: --offset {listing.next_offset}" if listing.next_offset is not None else ""
@@ -62,7 +63,7 @@ def print_members(theme: ThemeDetail) -> None:
     """A leaf theme's member documents, one a line (the first DOCUMENTS_SHOWN, the count says how many)."""
     out.print(f"no sub-themes; its {_count(theme.documents_total, 'document')}:", markup=False)
     for doc_id in theme.documents:
-        out.print(f"  {doc_id}", markup=False, highlight=False)
+        out.print(f"  {_plain(doc_id)}", markup=False, highlight=False)
     if theme.documents_total > len(theme.documents):
         out.print(f"  … and {theme.documents_total - len(theme.documents)} more", markup=False)
 
@@ -83,11 +84,11 @@ def global_search(
         out.print_json(result.model_dump_json())
         return
     for group in result.groups:
-        out.print(f"## {group.title} ({group.theme_id}, {_count(group.documents, 'document')})", markup=False)
+        out.print(f"## {_plain(group.title)} ({group.theme_id}, {_count(group.documents, 'document')})", markup=False)
         if group.summary:
-            out.print(group.summary, markup=False, highlight=False)
+            out.print(_plain(group.summary), markup=False, highlight=False)
         for s in group.statements:
-            out.print(f"- {s.text} [{s.doc_id}]", markup=False, highlight=False)
+            out.print(_plain(f"- {s.text} [{s.doc_id}]"), markup=False, highlight=False)
     out.print(
         f"{result.documents_cited} of {_count(result.corpus_documents, 'document')} cited ({result.coverage:.0%}), "
         f"themes hold {result.theme_coverage:.0%}; {_count(result.tokens, 'token')}; {result.elapsed_ms:.0f} ms",

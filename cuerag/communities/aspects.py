@@ -37,8 +37,9 @@ from cuerag.communities.relevance import per_doc_max, rrf_scores, specific_dense
 TOP_PER_ASPECT = 3
 ASPECT_BONUS = 0.4
 # Clause boundaries: dashes, colons, semicolons, brackets, question and exclamation marks, commas,
-# and sentence ends.
-_BOUNDARY = re.compile(r"\s*(?:[—–;:?!()]|,|\.\s|\s-\s)\s*")
+# and sentence ends. No leading `\s*` (each part is stripped anyway): tried at every character of
+# a run of blanks it backtracked over the rest of the run, quadratic (4,000 spaces: 0.9 s a call).
+_BOUNDARY = re.compile(r"(?:[—–;:?!()]|,|\.\s|\s-\s)\s*")
 # Words that open a listed item without being part of it.
 _OPENER = re.compile(r"^(?:and|or|for example|e\.g\.|such as|things like|like|including|plus)\s+", re.IGNORECASE)
 _WORD = re.compile(r"\w\w+")  # words of two letters or more ("e.g" is none)

@@ -58,6 +58,12 @@ def read_document(
 ) -> DocumentText:
     """A document's text from `start` (at most `max_chars` characters), or, given `chunk_id`, the
     chunk with `context` characters either side, the window starting at a word (`WORD_BACKUP`)."""
+    # Checked here, not only in the MCP schema: the CLI and the library pass them through, and a
+    # negative max_chars sliced text[0:-1] (the whole document) with end and next_start -1.
+    if max_chars < 1:
+        raise ParameterError(f"max_chars must be 1 or more, not {max_chars}")
+    if context < 0:
+        raise ParameterError(f"context must be 0 or more, not {context}")
     if chunk_id is not None:
         c = graph.chunk_pos.get(chunk_id)
         if c is None:
@@ -75,7 +81,10 @@ def read_document(
     text, spans, has_spans = _rebuild(graph, positions, payloads)
     if chunk_id is not None:
         chunk_start, chunk_end = spans[positions.index(graph.chunk_pos[chunk_id])]
-        lo = _word_start(text, max(0, chunk_start - context))
+        # The context before the chunk fits the window too: unbounded, `context` (up to 50,000)
+        # made a window over the clients' result limit that `max_chars` keeps it under.
+        before = min(context, max(0, (max_chars - (chunk_end - chunk_start)) // 2))
+        lo = _word_start(text, max(0, chunk_start - before))
         hi = min(len(text), chunk_end + context, lo + max(max_chars, chunk_end - lo))
     else:
         if start < 0 or start > len(text):
@@ -84,9 +93,9 @@ def read_document(
     pages = sorted(
         {
             p
-            for c, pl in zip(positions, payloads, strict=True)
+            for span, pl in zip(spans, payloads, strict=True)  # not positions.index: quadratic in chunks
             for p in pl.get("pages", [])
-            if _overlaps(spans[positions.index(c)], lo, hi)
+            if _overlaps(span, lo, hi)
         }
     )
     sections = []

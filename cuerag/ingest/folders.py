@@ -137,6 +137,10 @@ def walk_paths(
             raise InputError(f"path {start!r} cannot be used: {exc.strerror or exc}") from None
         if missing:
             raise InputError(f"path not found: {path}")
+        # Named outright, the data directory (or a path in it) was walked: only a folder found
+        # inside a walked one was passed over, so `paths=["data"]` read the store's own files.
+        if any(_inside(path, folder) for folder in skipped):
+            raise InputError(f"path {shown(raw)!r} is in the data directory, which holds the index's own files")
         # The same path given again (paths=[folder] * 30) is walked once: thirty walks cost thirty
         # times the time and memory for one result.
         key = path.resolve() if path.is_dir() else path.parent.resolve() / path.name
@@ -240,6 +244,11 @@ def _walk_folder(
             found.append(FoundFile(path=Path(here) / name, root=root, source=shown(rel)))
     for file in sorted(found, key=lambda f: f.source):
         _add_file(file, check, walk, limit)
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    real = path.resolve()
+    return real == folder or real.is_relative_to(folder)
 
 
 def _add_file(file: FoundFile, check: FileCheck | None, walk: Walk, limit: _Limit, *, named: bool = False) -> None:

@@ -58,3 +58,31 @@ def test_no_private_folder_at_all_is_an_error_saying_where(no_runtime_dir: tuple
         folder.chmod(0o755)
     with pytest.raises(SharingError, match="not private folders"):
         runtime_dir()
+
+
+def test_a_cache_folder_another_user_may_write_to_is_not_trusted(no_runtime_dir: tuple[Path, Path]) -> None:
+    """XDG_CACHE_HOME (or a link ~/.cache) in a folder others may write to: our private folder in
+    it could be renamed away after the check and theirs put in its place. The sticky /tmp holds."""
+    tmp, cache = no_runtime_dir
+    taken = tmp / f"cuerag-{os.getuid()}"
+    taken.mkdir()
+    taken.chmod(0o777)  # passed over, as another user's
+    cache.parent.mkdir(parents=True)
+    cache.parent.chmod(0o777)  # the folder XDG_CACHE_HOME sits in: anyone may write, not sticky
+    with pytest.raises(SharingError, match="not private folders"):
+        runtime_dir()
+    cache.parent.chmod(0o777 | stat.S_ISVTX)  # sticky, as /tmp: nobody renames what is ours
+    assert runtime_dir() == cache / "cuerag-run"
+
+
+def test_a_link_above_the_folder_is_judged_by_where_it_leads(no_runtime_dir: tuple[Path, Path]) -> None:
+    tmp, cache = no_runtime_dir
+    (tmp / f"cuerag-{os.getuid()}").mkdir(mode=0o777)
+    (tmp / f"cuerag-{os.getuid()}").chmod(0o777)
+    shared = tmp / "shared-cache"
+    shared.mkdir()
+    shared.chmod(0o777)
+    cache.parent.mkdir(parents=True)
+    cache.symlink_to(shared)  # ~/.cache -> a folder anyone may write to
+    with pytest.raises(SharingError):
+        runtime_dir()

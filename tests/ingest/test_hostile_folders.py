@@ -15,6 +15,7 @@ import pytest
 
 from cuerag.engine.facade import CueRag
 from cuerag.engine.watch import _folders
+from cuerag.errors import InputError
 from cuerag.ingest.folders import MAX_GITIGNORE_BYTES, Walk, WalkRules, walk_paths
 from cuerag.ingest.formats.html import extract_html
 from cuerag.ingest.formats.markdown import MAX_MARKDOWN_NESTING, extract_markdown
@@ -410,6 +411,18 @@ def test_the_data_directory_under_a_folder_is_never_walked(models: object, tmp_p
         assert report.failed == [] and set(engine.graph("notes").chunk_docs) == {"a.md"}
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize("named", ["data", "data/sub", "data/sub/stray.md", "data/../data/sub"])
+def test_the_data_directory_named_outright_is_refused(tmp_path: Path, named: str) -> None:
+    """Passed over inside a walked folder, the data directory was walked when named itself (or a
+    folder or file in it): `index_corpus paths=["data"]` read the store's own files."""
+    folder = tmp_path / "notes"
+    write(folder / "a.md", "# A\n\nAda wrote notes.\n")
+    write(folder / "data" / "sub" / "stray.md", "# Stray\n\nNot a note.\n")
+    with pytest.raises(InputError, match="in the data directory"):
+        walk_paths([folder / named], skip=[folder / "data"])
+    assert [f.source for f in walk_paths([folder], skip=[folder / "data"]).files] == ["a.md"]
 
 
 def test_a_report_lists_the_first_files_and_counts_them_all(engine: CueRag, tmp_path: Path) -> None:

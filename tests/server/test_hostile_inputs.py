@@ -1053,6 +1053,16 @@ def test_file_swapped_for_a_symlink_after_its_check_is_never_read(tmp_path: Path
     assert SECRET not in str(err.value)
 
 
+@pytest.mark.parametrize("path", ["~no-such-user-cuerag/notes", "~no-such-user-cuerag"])
+def test_a_path_at_the_home_of_no_user_is_refused_not_a_crash(tmp_path: Path, path: str) -> None:
+    """`~name` where no user is named so: expanduser raised a bare RuntimeError (the tool crashed,
+    and told an existing user's home from a missing one)."""
+    from tools.index_corpus import check_allowed
+
+    with pytest.raises(InputError, match="home folder of no user"):
+        check_allowed(path, [tmp_path])
+
+
 def _big_objects_held(exc: BaseException, limit: int = 2**20) -> list[tuple[str, int]]:
     """Objects over `limit` bytes or characters that an exception keeps alive: its arguments and
     attributes, the bytes of a decode error, and the locals of every frame in its traceback,

@@ -6,7 +6,9 @@ Both live in a folder only this user can enter: `$XDG_RUNTIME_DIR/cuerag`, else
 symlink or a looser mode is refused rather than trusted). The temporary folder is shared by every
 user, so another user can create `cuerag-<uid>` first and deny sharing: a folder found that way is
 passed over for one under the user's own cache folder (`~/.cache/cuerag-run`), which nobody else
-can create; every process of the user passes over the same folders, so all agree on one.
+can create; every process of the user passes over the same folders, so all agree on one. A folder
+under one that another user may write to (no sticky bit) is passed over too: they could swap ours
+for theirs after the check.
 
 In the folder, named by a hash of the data directory's real path (a socket path holds about 108
 bytes, a data directory's path may not): the socket, and a key file (0600) of 32 random bytes
@@ -46,14 +48,38 @@ def _candidates() -> list[Path]:
 
 
 def _private(folder: Path) -> bool:
-    """The folder, made if missing, is this user's own directory that nobody else can enter."""
+    """The folder, made if missing, is this user's own directory that nobody else can enter, in
+    folders nobody else can rename it out of."""
     try:
         with contextlib.suppress(FileExistsError):
             folder.mkdir(mode=0o700, parents=folder.name == "cuerag-run")
         info = os.lstat(folder)
     except OSError:  # cannot be made or read (a read-only temporary folder, say)
         return False
-    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
+    if not (stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077):
+        return False
+    return _held_above(folder)
+
+
+def _held_above(folder: Path) -> bool:
+    """Every folder above `folder`, as named and where its links lead, is root's or this user's and
+    none another user may write to, unless sticky (/tmp): whoever may write to a folder may rename
+    our private folder out of it after the check and put theirs in its place (XDG_CACHE_HOME in a
+    shared folder, or ~/.cache a link into a /tmp folder someone else made), then sit between the
+    processes that share through it."""
+    try:
+        above = {*folder.parents, *folder.resolve().parents}
+        infos = [os.stat(p) for p in above]
+    except (OSError, RuntimeError):
+        return False
+    uid, gid = os.getuid(), os.getgid()
+    for info in infos:
+        if info.st_uid not in (0, uid):
+            return False
+        others_write = info.st_mode & 0o002 or (info.st_mode & 0o020 and info.st_gid != gid)
+        if others_write and not info.st_mode & stat.S_ISVTX:
+            return False
+    return True
 
 
 def runtime_dir() -> Path:
