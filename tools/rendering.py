@@ -45,6 +45,11 @@ _STEP_CHARS = 160
 # run to 1,200 tokens, and five of them were 18,876 characters in each channel (issue 30). 160
 # keeps the median default q_iter result on 2Wiki under 1,500 tokens in each channel (docs/mcp.md).
 COMPACT_TEXT_TOKENS = 160
+# A passage that runs past the cut by no more than this many tokens is shown whole: cutting it
+# saved a few tokens and cost the agent a read_document call for the last clause (a new user's
+# passage was cut with 41 characters left, issue 30). Kept small: the 2Wiki result-size figure
+# above was measured before it, and it adds at most this much to a passage.
+COMPACT_TEXT_SLACK = 16
 
 
 class _Lean(BaseModel):
@@ -167,6 +172,8 @@ def _linked(corpus: str, hits: Sequence[ExplainedHit]) -> list[LinkedHit]:
 def _cut_text(hit: ChunkHit, text_tools: TextTools | None) -> tuple[str, MoreText | None]:
     """The passage's text within COMPACT_TEXT_TOKENS, and where the rest is when it was cut."""
     if text_tools is None:
+        return hit.text, None
+    if text_tools.count_tokens(hit.text) <= COMPACT_TEXT_TOKENS + COMPACT_TEXT_SLACK:
         return hit.text, None
     kept = text_tools.head(hit.text, COMPACT_TEXT_TOKENS)
     if kept == hit.text:

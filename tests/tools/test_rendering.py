@@ -102,7 +102,7 @@ def test_a_long_passage_is_cut_in_tokens_with_where_the_rest_is_in_both_channels
     much again as structured content. A compact passage is cut at COMPACT_TEXT_TOKENS (cl100k) at a
     word; the hit says which characters of the document are left and how to read them."""
     from cuerag.text.tools import TextTools
-    from tools.rendering import COMPACT_TEXT_TOKENS
+    from tools.rendering import COMPACT_TEXT_SLACK, COMPACT_TEXT_TOKENS
 
     words = " ".join(f"word{n}" for n in range(1_500))
     long = CITED.model_copy(
@@ -123,6 +123,14 @@ def test_a_long_passage_is_cut_in_tokens_with_where_the_rest_is_in_both_channels
     assert f'read_document(doc_id="reports/annual 2024.pdf", start={1_000 + kept})' in render_text(compact)
     # detail="full" gives the whole passage.
     assert shaped_result(result, "full", text_tools).model_dump(mode="json")["chunks"][0]["text"] == words
+    # A passage just past the cut is whole: cutting it would leave a sentence for another call.
+    nearly = " ".join(f"word{n}" for n in range(84))
+    assert COMPACT_TEXT_TOKENS < text_tools.count_tokens(nearly) <= COMPACT_TEXT_TOKENS + COMPACT_TEXT_SLACK
+    whole = ExplainedResult(
+        corpus=CORPUS, query="q", method="qiter", chunks=[CITED.model_copy(update={"text": nearly})], elapsed_ms=1
+    )
+    (shown,) = shaped_result(whole, "compact", text_tools).model_dump(mode="json")["chunks"]
+    assert shown["text"] == nearly and "more" not in shown
 
 
 def test_a_document_window_reads_as_text_with_where_the_next_one_starts() -> None:
