@@ -8,6 +8,7 @@ its chunks' texts joined by blank lines instead.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel
@@ -76,7 +77,9 @@ def read_document(
     positions = graph.doc_chunks().get(doc_id)
     if not positions:
         shown = doc_id if len(doc_id) <= 120 else doc_id[:119] + "…"  # the error must not echo a huge id
-        raise ParameterError(f"unknown document id {shown!r}; document ids come with every hit (doc_id)")
+        near = _same_file(doc_id, graph.doc_chunks())
+        hint = f"; did you mean {', '.join(map(repr, near))}?" if near else ""
+        raise ParameterError(f"unknown document id {shown!r}{hint}; document ids come with every hit (doc_id)")
     payloads = [graph.chunk_payload(c) for c in positions]
     text, spans, has_spans = _rebuild(graph, positions, payloads)
     if chunk_id is not None:
@@ -121,6 +124,17 @@ def read_document(
         has_spans=has_spans,
         next_start=hi if hi < len(text) else None,
     )
+
+
+def _same_file(given: str, doc_ids: Iterable[str], most: int = 3) -> list[str]:
+    """Document ids naming the same file as `given` seen from another folder: an index report lists
+    files by the path they were walked under ("docs/api.html") and the id is relative to the
+    indexed folder ("api.html"), so a path copied from the report is one folder off."""
+    given = given.strip("/")
+    if not given or len(given) > 1_000:
+        return []
+    found = [d for d in doc_ids if given.endswith("/" + d) or d.endswith("/" + given)]
+    return sorted(found, key=len)[:most]
 
 
 def _word_start(text: str, at: int) -> int:

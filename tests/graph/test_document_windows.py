@@ -61,3 +61,17 @@ def test_a_window_of_no_characters_or_negative_context_is_refused(max_chars: int
         read_document(graph, doc_id="d", max_chars=max_chars, context=context)
     with pytest.raises(ParameterError, match="must be"):
         read_document(graph, chunk_id="c5", max_chars=max_chars, context=context)
+
+
+def test_a_path_one_folder_off_is_answered_with_the_id_it_names() -> None:
+    """An index report lists files as walked ("docs/api.html"), ids are relative to the indexed
+    folder ("api.html"): the refusal says which id the path names."""
+    graph = _Graph(3)
+    graph.chunk_docs = ["guide/api.html"] * 3
+    graph.doc_chunks = lambda: {"guide/api.html": [0, 1, 2], "api.html.bak": []}  # type: ignore[method-assign]
+    for given in ("docs/guide/api.html", "api.html"):
+        with pytest.raises(ParameterError, match=r"did you mean 'guide/api.html'\?"):
+            read_document(cast(Graph, graph), doc_id=given)
+    with pytest.raises(ParameterError) as unrelated:
+        read_document(cast(Graph, graph), doc_id="other.html")
+    assert "did you mean" not in str(unrelated.value)
