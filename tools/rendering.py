@@ -25,11 +25,14 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from cuerag import AnswerResult, ChunkHit
+from cuerag.communities.browse import ThemeListing
+from cuerag.communities.theme_search import GlobalSearchResult
 from cuerag.graph.citations import Citation
 from cuerag.graph.document_text import DocumentText
 from cuerag.retrieval.explain import ExplainedHit, ExplainedResult, PathStep
 from cuerag.text.tools import TextTools
 from tools.resources import document_uri, linkable
+from tools.theme_text import global_search_text, themes_text
 
 Detail = Annotated[
     Literal["compact", "full"],
@@ -363,4 +366,8 @@ def render_text(result: BaseModel) -> str:
         return _retrieval_text(result)
     if isinstance(result, CompactAnswer | AnswerResult):
         return _answer_text(result)
+    if isinstance(result, GlobalSearchResult):
+        return global_search_text(result)
+    if isinstance(result, ThemeListing):
+        return themes_text(result)
     return json.dumps(result.model_dump(mode="json"), ensure_ascii=False)

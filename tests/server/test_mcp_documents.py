@@ -261,6 +261,16 @@ async def test_themes_browse_search_and_the_sensemaking_prompt(notes: Notes) -> 
     found = await notes.client.call_tool("global_search", {"corpus": CORPUS, "query": QUESTION, "budget_tokens": 300})
     assert not found.is_error and found.structured_content is not None
     assert found.structured_content["groups"] and found.structured_content["tokens"] <= 300
+    # The text channel reads as text (a model that sees only it got a JSON dump): each theme a
+    # heading, each statement a line with where it is from.
+    text = found.content[0].text  # type: ignore[union-attr]
+    group = found.structured_content["groups"][0]
+    assert text.startswith("global search on ") and not text.lstrip().startswith("{")
+    assert f"## {group['title']} ({group['theme_id']}" in text
+    assert f"- {group['statements'][0]['text']} [" in text
+    opened_text = opened.content[0].text  # type: ignore[union-attr]
+    assert opened_text.startswith(f"themes of {CORPUS}") and f"({theme_id}, level" in opened_text
+    assert '"theme_id"' not in opened_text and '"theme_id"' not in listed.content[0].text  # type: ignore[union-attr]
     read = await notes.client.read_resource(f"cuerag://{CORPUS}/themes/{theme_id}")
     assert theme_id in read.contents[0].text  # type: ignore[union-attr]
     got = await notes.client.get_prompt("sensemaking", {"corpus": CORPUS, "question": QUESTION})
