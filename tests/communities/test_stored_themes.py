@@ -168,7 +168,7 @@ def test_a_deleted_document_is_never_listed_or_cited(live: tuple[CueRag, Path]) 
     assert all("honey.md" not in o.theme.documents for o in opened if o.theme is not None)
 
 
-def test_global_search_stays_in_budget_and_reaches_more_documents_than_dense(shared: tuple[CueRag, Path]) -> None:
+def test_global_search_stays_in_budget_and_reaches_as_many_documents_as_dense(shared: tuple[CueRag, Path]) -> None:
     engine, _ = shared
     budget = 150
     found = engine.global_search(CORPUS, BROAD, budget_tokens=budget)
@@ -182,9 +182,10 @@ def test_global_search_stays_in_budget_and_reaches_more_documents_than_dense(sha
         if spent > budget:
             break
         dense_docs.add(hit.doc_id)
-    assert len(cited) > len(dense_docs)
+    # Every planted note and nothing else: the relevance floor keeps out the off-topic themes
+    # that once made global search "reach" more documents than dense here.
+    assert cited == set(PLANTED) and len(cited) >= len(dense_docs)
     assert found.documents_cited == len(cited) and found.coverage == round(len(cited) / found.corpus_documents, 4)
-    assert set(PLANTED) & cited
 
 
 def test_an_overview_question_gets_the_top_themes_by_size(shared: tuple[CueRag, Path]) -> None:
