@@ -11,13 +11,14 @@ For a broad question:
    of those long enough to say something (`cuerag.communities.reports.says_something`).
 3. **relevance**: the reranker scores every candidate against the question (one call; without a
    reranker configured, the stored vectors' cosine, as in Q-Iter), and the
-   candidates are taken best first, each skipped when it nearly repeats one taken (cosine of unit
-   vectors over `DUPLICATE_COSINE`), when its theme already has `STATEMENTS_PER_THEME`, or when it
-   would pass the token budget; a first pass takes one statement per document, a second the rest
-   (documents covered before a second statement of one).
-4. **grouped**: the statements by theme, themes in the order of their best statement, each cited
-   to its chunk and document, with the share of the corpus's documents they cite and the share
-   the chosen themes hold.
+   candidates scoring under `RELEVANCE_FLOOR` of the best are dropped (a theme left with none is
+   too), the rest taken best first, each skipped when it nearly repeats one taken (cosine of unit
+   vectors over `DUPLICATE_COSINE`), when its theme already has its share (`statements_per_theme`,
+   growing with the budget), or when it would pass the token budget; a first pass takes one
+   statement per document, a second the rest (documents covered before a second statement of one).
+4. **grouped**: the statements by theme, best first within a theme, themes in the order of their
+   best statement, each cited to its chunk and document, with the share of the corpus's documents
+   they cite and the share the chosen themes hold.
 
 A "what is in this corpus" question (or no question) gets the overview instead: the top-level
 themes by size, each with its report's first statements, until the budget is spent.
@@ -40,8 +41,21 @@ from cuerag.graph.snapshot import Graph
 from cuerag.models.base import TextReranker
 
 TOKENS_PER_THEME = 250
-UNITS_PER_THEME = 4
-STATEMENTS_PER_THEME = 4
+# A theme's share of statements grows with the budget: one per `TOKENS_PER_STATEMENT` tokens,
+# between `MIN_STATEMENTS_PER_THEME` (the default 2000-token budget's four, as before) and
+# `MAX_STATEMENTS_PER_THEME`, so that a larger budget buys more of a small corpus's relevant
+# statements instead of going unspent; each theme's candidates (units nearest the question, all
+# sent to the reranker) are as many, so the reranker's work stays bounded too.
+TOKENS_PER_STATEMENT = 500
+MIN_STATEMENTS_PER_THEME = 4
+MAX_STATEMENTS_PER_THEME = 12
+# A statement is kept only when it scores at least this share of the question's best statement
+# (with the best above zero); a theme left with none is dropped. Read off the scores of 8 questions
+# on the python-attr-doc pages (16 Sphinx pages, the default cross-encoder, no floor, 12 candidates
+# a theme; docs/global.md): on-topic statements mostly scored 0.55-1.0 of the best, the off-topic
+# ones a theme added to fill its share 0.2-0.5 (the license page's contributors line 0.43), and
+# both kinds occur between 0.45 and 0.55: the floor sits in the middle of that overlap.
+RELEVANCE_FLOOR = 0.5
 DUPLICATE_COSINE = 0.92
 MAX_THEMES = 8
 MIN_BUDGET_TOKENS = 100
@@ -97,6 +111,18 @@ class GlobalSearchResult(BaseModel):
 
 def is_overview(question: str) -> bool:
     return bool(_OVERVIEW.search(question))
+
+
+def statements_per_theme(budget_tokens: int) -> int:
+    """How many statements (and candidates) one theme may give for a budget (see the constants)."""
+    return max(MIN_STATEMENTS_PER_THEME, min(MAX_STATEMENTS_PER_THEME, budget_tokens // TOKENS_PER_STATEMENT))
+
+
+def relevance_threshold(scores: np.ndarray) -> float:
+    """The least score kept: `RELEVANCE_FLOOR` of the best; no floor when the best is not above
+    zero (cosines or logits of a question nothing answers well: the order still holds)."""
+    best = float(np.max(scores)) if len(scores) else 0.0
+    return RELEVANCE_FLOOR * best if best > 0 else float("-inf")
 
 
 def best_first_leaves(hierarchy: Hierarchy, reports: dict[str, Report], qvec: np.ndarray, n: int) -> list[str]:
@@ -161,6 +187,7 @@ class ThemeSearch:
         n_themes = max(2, min(MAX_THEMES, budget_tokens // TOKENS_PER_THEME))
         themes = best_first_leaves(self.hierarchy, self.reports, qvec, n_themes)
         g = self.graph
+        per_theme = statements_per_theme(budget_tokens)
         candidates: list[tuple[str, int]] = []
         for cid in themes:
             units = [
@@ -174,7 +201,7 @@ class ThemeSearch:
             if not units:
                 continue
             sims = g.unit_vectors[units] @ qvec
-            for i in np.argsort(-sims, kind="stable")[:UNITS_PER_THEME]:
+            for i in np.argsort(-sims, kind="stable")[:per_theme]:
                 candidates.append((cid, units[int(i)]))
         if reranker is not None and candidates:
             scores = np.asarray(reranker.score(question, [g.unit_texts[u] for _, u in candidates]))
@@ -183,13 +210,14 @@ class ThemeSearch:
         picked: dict[str, list[Statement]] = {}
         taken: list[int] = []
         tokens = 0
-        order = [int(i) for i in np.argsort(-scores, kind="stable")]
+        least = relevance_threshold(scores)
+        order = [int(i) for i in np.argsort(-scores, kind="stable") if scores[i] >= least]
         # Two passes: first one statement per document (coverage), then the rest by score.
         for first_pass in (True, False):
             for i in order:
                 cid, unit = candidates[i]
                 doc = g.chunk_docs[g.unit_chunks[unit][0]]
-                if unit in taken or len(picked.get(cid, [])) >= STATEMENTS_PER_THEME:
+                if unit in taken or len(picked.get(cid, [])) >= per_theme:
                     continue
                 if first_pass and any(s.doc_id == doc for group in picked.values() for s in group):
                     continue
@@ -202,7 +230,9 @@ class ThemeSearch:
                 tokens += cost
                 taken.append(unit)
                 picked.setdefault(cid, []).append(self._statement(unit, float(scores[i])))
-        groups = [self._group(cid, statements) for cid, statements in picked.items()]
+        # Taken in two passes, a theme's statements are re-sorted best first; themes are in the
+        # order of their first statement, their best.
+        groups = [self._group(cid, sorted(statements, key=lambda s: -s.score)) for cid, statements in picked.items()]
         return self._result(question, False, groups, tokens, budget_tokens, started)
 
     def _heading_tokens(self, report: Report) -> int:
