@@ -1,8 +1,9 @@
 """Where the CLI writes: results to stdout, errors and progress to stderr, lines unwrapped off a
-terminal, indexed text with its control characters made visible."""
+terminal but tables drawn in COLUMNS (else 100), indexed text with its control characters made visible."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,6 +38,20 @@ class _Console(Console):
 
 
 _UNWRAPPED = 1_000_000  # columns: wider than any line the commands print
+# Columns a table is drawn in off a terminal when COLUMNS does not say: a table sizes itself to its
+# widest cell, so unbounded it padded every line of `cuerag query > file` to ~380 columns.
+_PIPED_TABLE_COLUMNS = 100
+
+
+def table_width() -> int | None:
+    """The width to draw a table in: the terminal's on one (None), else COLUMNS when it is a
+    positive number, else `_PIPED_TABLE_COLUMNS`. A table's cells wrap within it; plain lines stay
+    whole (`_Console`)."""
+    if out.is_terminal:
+        return None
+    columns = os.environ.get("COLUMNS", "").strip()
+    return int(columns) if columns.isdigit() and int(columns) > 0 else _PIPED_TABLE_COLUMNS
+
 
 out = _Console()
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from cuerag.cli.console import _count, _shown, out
+from cuerag.cli.console import _count, _shown, out, table_width
 from cuerag.graph.citations import Citation
 from cuerag.index.report_bounds import FILE_LISTS, REPORTED_FILES
 from cuerag.retrieval.explain import ExplainedResult, hop_label
@@ -132,7 +132,7 @@ def print_result(result: ExplainedResult, *, show_trace: bool, chars: int = PASS
         if hit.citation is not None:
             label += f"\n[dim]{_shown(cite_line(hit.citation))}[/dim]"
         table.add_row(str(rank), f"{hit.score:.3f}", label)
-    out.print(table)
+    out.print(table, width=table_width())
     if result.note:
         out.print(_shown(result.note))
     if show_trace and result.trace is not None:

@@ -7,8 +7,9 @@ A Sphinx build holds, beside its pages, the reStructuredText they were built fro
 with READMEs of bundled JavaScript libraries), copies of the images (`_images/`), highlighted
 copies of Python sources (`_modules/`), and generated pages that are lists of links
 (`genindex.html`, `search.html`, `py-modindex.html`); the pages are left out only in a folder that
-holds the search index `searchindex.js` or Sphinx's `.buildinfo`, so a notes folder's own
-`search.html` is read. Vendored folders (`node_modules`,
+holds the search index `searchindex.js` or Sphinx's `.buildinfo`, or when the page says itself
+that Sphinx wrote it (a copy of a build's pages alone, as a user makes of `/usr/share/doc/*/html`),
+so a notes folder's own `search.html` is read. Vendored folders (`node_modules`,
 `bower_components`, `site-packages`, and any folder holding `pyvenv.cfg`: a virtual environment
 under any name) hold other people's READMEs by the thousand.
 
@@ -44,6 +45,11 @@ NOT_JSON = (
 _SPHINX_FOLDERS = frozenset({"_sources", "_static", "_images", "_modules"})
 _SPHINX_PAGES = frozenset({"genindex.html", "search.html", "py-modindex.html", "searchindex.js"})
 _SPHINX_MARKS = frozenset({"searchindex.js", ".buildinfo"})  # a folder holding one is a Sphinx build's root
+# What every page Sphinx writes loads in its head: `_static/documentation_options.js` (Sphinx 1.8
+# on) or an inline `DOCUMENTATION_OPTIONS` (before), read in the first bytes of the page, where the
+# head is.
+_SPHINX_PAGE_MARK = b"documentation_options"
+_HEAD_BYTES = 16_384
 _VENDORED_FOLDERS = frozenset({"node_modules", "bower_components", "site-packages"})
 
 # Paths a report lists per reason: enough to see what was meant, while the count says how many.
@@ -60,11 +66,23 @@ def artefact_folder(name: str, path: Path) -> str | None:
     return None
 
 
-def artefact_file(name: str, siblings: Collection[str]) -> str | None:
-    """Why a file is left out of a walk, or None to read it; `siblings` are the names in its folder."""
-    if name in _SPHINX_PAGES and not _SPHINX_MARKS.isdisjoint(siblings):
+def artefact_file(name: str, siblings: Collection[str], path: Path) -> str | None:
+    """Why a file is left out of a walk, or None to read it; `siblings` are the names in its folder,
+    `path` is where it is."""
+    if name in _SPHINX_PAGES and (not _SPHINX_MARKS.isdisjoint(siblings) or _written_by_sphinx(path)):
         return SPHINX
     return None
+
+
+def _written_by_sphinx(path: Path) -> bool:
+    """Whether a page's head says Sphinx wrote it. A page that cannot be read is left to the read
+    that follows, which reports why."""
+    try:
+        with path.open("rb") as page:
+            head = page.read(_HEAD_BYTES)
+    except OSError:
+        return False
+    return _SPHINX_PAGE_MARK in head.lower()
 
 
 def named_by(include: Sequence[str], name: str) -> bool:
@@ -82,10 +100,10 @@ def leaves_out_folder(name: str, path: Path, rel: str, include: Sequence[str], t
 
 
 def leaves_out_file(
-    name: str, siblings: Collection[str], rel: str, include: Sequence[str], tally: LeftOutTally
+    name: str, siblings: Collection[str], path: Path, rel: str, include: Sequence[str], tally: LeftOutTally
 ) -> bool:
     """Whether the walk leaves this file out, telling `tally` why."""
-    reason = artefact_file(name, siblings)
+    reason = artefact_file(name, siblings, path)
     if reason is None or named_by(include, name):
         return False
     tally.add(reason, rel)

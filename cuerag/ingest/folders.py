@@ -234,7 +234,7 @@ def _walk_folder(
                 continue
             if not selected.included(rel):
                 continue
-            if leaves_out_file(name, names, rel, rules.include, walk.left_out):
+            if leaves_out_file(name, names, Path(here) / name, rel, rules.include, walk.left_out):
                 continue
             suffix = Path(name).suffix.lower()
             if suffix not in SUPPORTED_SUFFIXES:

@@ -147,6 +147,13 @@ def test_cli_query_says_why_each_chunk_is_here(data_dir: Path, models: Models) -
     assert shown.stdout.count("why:") == len(chunks)
 
 
+def _passages(shown: str) -> str:
+    """The passage column of `cuerag query`'s table read back line by line, its wrapping undone
+    (runs of spaces made one)."""
+    cells = [line.split("│")[-2] for line in shown.splitlines() if line.count("│") >= 4]
+    return " ".join(" ".join(cells).split())
+
+
 def test_cli_query_chars_shows_as_much_of_each_passage_as_asked(data_dir: Path, models: Models) -> None:
     """A passage was cut at 297 characters with no way to see more: `--chars N` cuts it at N, and
     `--chars 0` shows it whole."""
@@ -162,8 +169,8 @@ def test_cli_query_chars_shows_as_much_of_each_passage_as_asked(data_dir: Path, 
     one_line = [t for t in texts if "\n" not in t and len(t) > 60]
     assert one_line  # passages the checks below can find on one line, each longer than the cut
     for text in one_line:
-        assert text[:59] + "…" in short.stdout and text not in short.stdout, text
-        assert text in whole.stdout, text
+        assert text[:59] + "…" in _passages(short.stdout) and text not in _passages(short.stdout), text
+        assert text in _passages(whole.stdout), text
     assert "--chars" in shown and "0: the whole passage" in shown, shown
 
 
@@ -208,20 +215,23 @@ def test_cli_themes_opens_a_leaf_theme_with_its_documents(data_dir: Path, models
     assert detail["theme"]["documents"] and all(f"  {d}" in lines for d in detail["theme"]["documents"]), lines
 
 
-def test_cli_output_to_a_pipe_keeps_each_line_whole(data_dir: Path, models: Models) -> None:
-    # CliRunner's stdout is not a terminal: a chunk's text and its reason are not cut into lines.
+def test_cli_query_to_a_pipe_draws_its_table_in_columns(data_dir: Path, models: Models) -> None:
+    # CliRunner's stdout is not a terminal. The table sized itself to its widest passage (~380
+    # columns in `cuerag query > file`); it is drawn in COLUMNS, else 100, its passages wrapped.
     runner = CliRunner()
     args = ["query", TOY, "-c", SAMPLE, "--no-trace", "--data-dir", str(data_dir)]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(cuerag.cli.context, "make_own_engine", functools.partial(CueRag, models=models))
         hits = json.loads(runner.invoke(cuerag.cli.app.app, [*args, "--json"]).stdout)["chunks"]
-        shown = runner.invoke(cuerag.cli.app.app, args, env={"COLUMNS": "80"})
-    assert shown.exit_code == 0, shown.output
-    lines = shown.stdout.splitlines()
-    long = [h for h in hits if len(h["why"]["text"]) > 80]
-    assert long  # the check below would hold for short reasons, wrapped or not
-    for hit in hits:
-        assert any(f"why: {hit['why']['text']}" in line for line in lines), (hit["why"]["text"], lines)
+        narrow = runner.invoke(cuerag.cli.app.app, args, env={"COLUMNS": "80"})
+        unset = runner.invoke(cuerag.cli.app.app, args, env={"COLUMNS": None})
+    assert narrow.exit_code == 0 and unset.exit_code == 0, narrow.output + unset.output
+    assert [h for h in hits if len(h["why"]["text"]) > 80]  # reasons wider than the table
+    for shown, columns in ((narrow.stdout, 80), (unset.stdout, 100)):
+        lines = shown.splitlines()
+        assert max(len(line) for line in lines) == columns, lines
+        for hit in hits:  # every reason whole in the passage column, only wrapped
+            assert " ".join(f"why: {hit['why']['text']}".split()) in _passages(shown), hit["why"]["text"]
 
 
 def test_cli_errors_name_the_commands_and_flags_typed(data_dir: Path, models: Models) -> None:

@@ -96,6 +96,27 @@ def test_a_search_page_outside_a_sphinx_build_is_read(tmp_path: Path) -> None:
     assert not walk.left_out.report()
 
 
+# The head of a page Sphinx wrote (Debian's python-attr-doc, Read the Docs theme); the search page
+# holds no text of its own, only a script that fills it.
+SPHINX_HEAD = """<!DOCTYPE html><html class="writer-html5" lang="en"><head><meta charset="utf-8" />
+<title>{title} &mdash; attrs 22.2.0 documentation</title>
+<script data-url_root="./" id="documentation_options" src="_static/documentation_options.js"></script>
+<script src="_static/searchtools.js"></script></head>"""
+
+
+def test_the_pages_of_a_sphinx_build_copied_alone_leave_its_index_and_search_pages_out(tmp_path: Path) -> None:
+    # No searchindex.js nor .buildinfo beside them: the pages themselves say Sphinx wrote them.
+    docs = tmp_path / "docs"
+    write(docs / "api.html", SPHINX_HEAD.format(title="API") + "<body><h1>API</h1><p>define()</p></body></html>")
+    write(docs / "genindex.html", SPHINX_HEAD.format(title="Index") + "<body><h1>Index</h1><p>A | B</p></body></html>")
+    write(docs / "search.html", SPHINX_HEAD.format(title="Search") + '<body><div id="search-results"></div></body>')
+    walk = walk_paths([docs])
+    assert [f.source for f in walk.files] == ["api.html"]
+    assert not walk.failed
+    count, paths = left_out(walk.left_out.report())[SPHINX]
+    assert count == 2 and sorted(paths) == ["genindex.html", "search.html"]
+
+
 def test_walked_json_without_a_corpus_shape_is_passed_over_with_the_reason(tmp_path: Path) -> None:
     build = sphinx_build(tmp_path)
     plan = plan_sync(walk_paths([build]), None, sync=False, strict=True)  # strict: nothing fails

@@ -37,3 +37,26 @@ def test_permalink_marks_are_stripped_from_headings_and_text() -> None:
     assert "build(path)" in found.text
     for mark in ("¶", "§", "# Hugo"):
         assert mark not in found.text
+
+
+# The Read the Docs theme (Debian's python-attr-doc): Sphinx's `headerlink` anchors hold the Font
+# Awesome link glyph U+F0C1, a private-use character, instead of `¶`.
+READ_THE_DOCS = """<html><head><title>API Reference &mdash; attrs 22.2.0 documentation</title></head>
+<body><div role="main" class="document"><section id="api-reference">
+<h1>API Reference<a class="headerlink" href="#api-reference" title="Permalink to this heading">\uf0c1</a></h1>
+<p>What <code>attrs</code> offers.</p>
+<dl class="py function"><dt class="sig sig-object py" id="attrs.define"><span>attrs.define()</span>
+<a class="headerlink" href="#attrs.define" title="Permalink to this definition">Link</a></dt>
+<dd><p>Define a class.\ue001</p></dd></dl>
+<section id="core"><h2><span class="fa fa-link">\uf0c1</span> Core</h2><p>The core API.</p></section>
+</section></div></body></html>"""
+
+
+def test_sphinx_headerlinks_and_private_use_glyphs_are_not_text() -> None:
+    found = extract_html(READ_THE_DOCS.encode(), name="api.html", source="api.html")
+    assert found.structure is not None
+    assert [s.path for s in found.structure.sections if s.path] == [["API Reference"], ["API Reference", "Core"]]
+    assert "attrs.define()" in found.text
+    assert "Define a class." in found.text
+    assert "Link" not in found.text  # a headerlink is dropped whatever it shows
+    assert not any(0xE000 <= ord(c) <= 0xF8FF for c in found.text + (found.title or ""))

@@ -48,6 +48,12 @@ _WORD_SPLIT = re.compile(r"[-_\s]+")
 # Docusaurus `#`, `§`, an icon with no text): a mark to click, not words of the page, and a
 # heading path "Getting started¶" would neither read nor match as the heading it is.
 _PERMALINK_MARKS = {"", "¶", "§", "#", "🔗", "⚓"}
+# Sphinx's class for its permalink anchors: themes fill them with an icon-font glyph (Read the
+# Docs' U+F0C1) rather than `¶`, so the class, not the text, says what they are.
+_PERMALINK_CLASS = "headerlink"
+# Unicode's private-use areas (category Co, exactly these ranges): code points with no agreed
+# meaning, which pages use for icon-font glyphs; in text they are noise that no query can match.
+_PRIVATE_USE = re.compile("[\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd]")
 
 
 def decode_html(raw: bytes, name: str) -> str:
@@ -122,6 +128,7 @@ def _main_of(root: lxml.html.HtmlElement) -> tuple[lxml.html.HtmlElement, bool]:
 def extract_html(raw: bytes, *, name: str, source: str | None) -> Extracted:
     text = decode_html(raw, name)
     text = re.sub(r"^\s*<\?xml[^>]*\?>", "", text)  # lxml refuses a str that declares an encoding
+    text = _PRIVATE_USE.sub("", text)
     try:
         # huge_tree: without it libxml2 stops at 256 levels of nesting or a 10 MB text node and
         # silently drops the rest of the page; the file's size is capped before it is read, and
@@ -171,7 +178,10 @@ def _keep(el: lxml.html.HtmlElement, tag: str, top: bool) -> bool:
 
 
 def _is_permalink(el: lxml.html.HtmlElement) -> bool:
-    """An in-page anchor that shows only a permalink mark (`_PERMALINK_MARKS`)."""
+    """An in-page anchor that shows only a permalink mark (`_PERMALINK_MARKS`), or one Sphinx marks
+    as its permalink (`_PERMALINK_CLASS`) whatever it shows."""
+    if _PERMALINK_CLASS in el.get("class", "").split():
+        return True
     return el.get("href", "").startswith("#") and el.text_content().strip() in _PERMALINK_MARKS
 
 
