@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_seri
 from cuerag import AnswerResult, ChunkHit
 from cuerag.communities.browse import ThemeListing
 from cuerag.communities.theme_search import GlobalSearchResult
+from cuerag.graph.catalog import DocumentPage
 from cuerag.graph.citations import Citation
 from cuerag.graph.document_text import DocumentText
 from cuerag.retrieval.explain import ExplainedHit, ExplainedResult, PathStep
@@ -357,6 +358,21 @@ def _document_text(doc: DocumentText) -> str:
     return f"{head}\n\n{doc.text}"
 
 
+def _documents_text(page: DocumentPage) -> str:
+    """A page of documents, one a line (id, title and source quoted as JSON strings: they may hold
+    anything, a line break or a control character included)."""
+    head = f"{len(page.documents)} of {page.total} documents of {page.corpus}"
+    if page.next_cursor is not None:
+        head += f"; next page: cursor={json.dumps(page.next_cursor)}"
+    lines = [head]
+    for d in page.documents:
+        shown = [json.dumps(v, ensure_ascii=False) for v in (d.doc_id, d.title, d.source)]
+        tags = f", tags {json.dumps(d.tags, ensure_ascii=False)}" if d.tags else ""
+        chunks = f"{d.chunks} chunk{'' if d.chunks == 1 else 's'}"
+        lines.append(f"- {shown[0]}: {shown[1]} (source {shown[2]}, {d.format}, {chunks}{tags})")
+    return "\n".join(lines)
+
+
 def render_text(result: BaseModel) -> str:
     """The text content of a tool result: a readable rendering where one is worth having, else
     the JSON (small results, whose structure is the point)."""
@@ -366,6 +382,8 @@ def render_text(result: BaseModel) -> str:
         return _retrieval_text(result)
     if isinstance(result, CompactAnswer | AnswerResult):
         return _answer_text(result)
+    if isinstance(result, DocumentPage):
+        return _documents_text(result)
     if isinstance(result, GlobalSearchResult):
         return global_search_text(result)
     if isinstance(result, ThemeListing):

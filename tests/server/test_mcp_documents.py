@@ -65,6 +65,12 @@ async def test_list_documents_pages_with_a_cursor(notes: Notes) -> None:
     assert seen == sorted(NOTES)
     teams = await call(notes.client, "list_documents", corpus=CORPUS, filter={"path_prefix": "teams/"})
     assert {d["doc_id"] for d in teams["documents"]} == CLUBS
+    # The text channel lists them one a line, not as the JSON again (a model that sees only it).
+    first = await notes.client.call_tool("list_documents", {"corpus": CORPUS, "limit": 2})
+    text = first.content[0].text  # type: ignore[union-attr]
+    assert text.startswith(f"2 of {len(NOTES)} documents of {CORPUS}; next page: cursor=")
+    assert [line.split('"')[1] for line in text.splitlines()[1:]] == sorted(NOTES)[:2]
+    assert '"documents"' not in text
 
 
 @pytest.mark.parametrize(
