@@ -31,6 +31,7 @@ from cuerag.graph.catalog import DocumentPage
 from cuerag.graph.citations import Citation
 from cuerag.graph.document_text import DocumentText
 from cuerag.retrieval.explain import ExplainedHit, ExplainedResult, PathStep
+from cuerag.text.counts import counted
 from cuerag.text.tools import TextTools
 from tools.resources import document_uri, linkable
 from tools.theme_text import global_search_text, themes_text
@@ -324,8 +325,10 @@ def _retrieval_text(result: CompactResult | ExplainedResult) -> str:
     hits = (
         result.chunks if isinstance(result, CompactResult) else _compact_hits(result.corpus, result.chunks, brief=False)
     )
-    count = f"{len(hits)} chunk{'' if len(hits) == 1 else 's'}"
-    head = f"{result.method} on {result.corpus}: {count} for {result.query!r} ({result.elapsed_ms:.0f} ms)"
+    head = (
+        f"{result.method} on {result.corpus}: {counted(len(hits), 'chunk')} for {result.query!r} "
+        f"({result.elapsed_ms:.0f} ms)"
+    )
     lines = [head, "", *([result.note, ""] if result.note else []), *_hits_text(hits)]
     if isinstance(result, ExplainedResult) and result.trace is not None:
         t = result.trace
@@ -368,8 +371,7 @@ def _documents_text(page: DocumentPage) -> str:
     for d in page.documents:
         shown = [json.dumps(v, ensure_ascii=False) for v in (d.doc_id, d.title, d.source)]
         tags = f", tags {json.dumps(d.tags, ensure_ascii=False)}" if d.tags else ""
-        chunks = f"{d.chunks} chunk{'' if d.chunks == 1 else 's'}"
-        lines.append(f"- {shown[0]}: {shown[1]} (source {shown[2]}, {d.format}, {chunks}{tags})")
+        lines.append(f"- {shown[0]}: {shown[1]} (source {shown[2]}, {d.format}, {counted(d.chunks, 'chunk')}{tags})")
     return "\n".join(lines)
 
 

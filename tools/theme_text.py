@@ -7,16 +7,13 @@ from __future__ import annotations
 
 from cuerag.communities.browse import ThemeDetail, ThemeListing
 from cuerag.communities.theme_search import GlobalSearchResult
-
-
-def _plural(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+from cuerag.text.counts import counted
 
 
 def global_search_text(result: GlobalSearchResult) -> str:
     head = (
-        f"global search on {result.corpus} for {result.query!r}: {_plural(len(result.groups), 'theme')}, "
-        f"{_plural(result.documents_cited, 'document')} cited of {result.corpus_documents} "
+        f"global search on {result.corpus} for {result.query!r}: {counted(len(result.groups), 'theme')}, "
+        f"{counted(result.documents_cited, 'document')} cited of {result.corpus_documents} "
         f"({result.coverage:.0%}; the themes hold {result.theme_coverage:.0%}); "
         f"{result.tokens} of {result.budget_tokens} tokens, {result.elapsed_ms:.0f} ms"
     )
@@ -26,7 +23,7 @@ def global_search_text(result: GlobalSearchResult) -> str:
     for group in result.groups:
         lines += [
             "",
-            f"## {group.title} ({group.theme_id}, level {group.level}, {_plural(group.documents, 'document')})",
+            f"## {group.title} ({group.theme_id}, level {group.level}, {counted(group.documents, 'document')})",
         ]
         if group.summary:
             lines.append(group.summary)
@@ -50,7 +47,7 @@ def _detail_lines(theme: ThemeDetail) -> list[str]:
     lines += [f"- {e.text} [doc_id {e.doc_id}, chunk {e.chunk_id}]" for e in theme.evidence]
     more = theme.documents_total - len(theme.documents)
     lines.append(
-        f"{_plural(theme.documents_total, 'document')}: {', '.join(theme.documents)}"
+        f"{counted(theme.documents_total, 'document')}: {', '.join(theme.documents)}"
         + (f" (+{more} more)" if more else "")
     )
     return lines
@@ -58,7 +55,7 @@ def _detail_lines(theme: ThemeDetail) -> list[str]:
 
 def themes_text(listing: ThemeListing) -> str:
     where = f"under {listing.theme.theme_id}" if listing.theme is not None else "of the corpus"
-    levels = _plural(listing.levels, "level")
+    levels = counted(listing.levels, "level")
     head = f"themes of {listing.corpus} ({levels}): {len(listing.themes)} of {listing.total} {where}"
     if listing.next_offset is not None:
         head += f"; next page: offset={listing.next_offset}"
@@ -72,7 +69,7 @@ def themes_text(listing: ThemeListing) -> str:
     for t in listing.themes:
         summary = f": {t.summary}" if t.summary else ""
         lines.append(
-            f"- {t.theme_id} {t.title} (level {t.level}, {_plural(t.documents, 'document')}, "
-            f"{_plural(t.children, 'sub-theme')}){summary}"
+            f"- {t.theme_id} {t.title} (level {t.level}, {counted(t.documents, 'document')}, "
+            f"{counted(t.children, 'sub-theme')}){summary}"
         )
     return "\n".join(lines)

@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from cuerag.cli.messages import cli_message
 from cuerag.cli.progress_log import ProgressLog
 from cuerag.errors import CueRagError
+from cuerag.text.counts import counted
 
 if TYPE_CHECKING:  # the index's modules are not needed to print (a query answered by a server)
     from cuerag.index.report import Progress as IndexProgress
@@ -94,10 +95,8 @@ def _progress() -> Iterator[IndexProgress]:
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
-def _count(n: int, noun: str, plural: str | None = None) -> str:
-    """ "1 document", "2 documents": every count the CLI prints agrees with its number. `plural`
-    where adding an s is wrong ("entity", "entities")."""
-    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
+# Every count the CLI prints agrees with its number (the same helper as the tools' text).
+_count = counted
 
 
 def _shown(text: str) -> str:

@@ -10,6 +10,7 @@ deterministically (documents in sorted id order).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -32,7 +33,7 @@ class DocTable:
     vectors: np.ndarray  # (n_docs, dim): the normalised mean of the document's chunk vectors
     titles: list[str]
 
-    @property
+    @cached_property  # read once per aspect of every global question: made once per table
     def lead_chunks(self) -> np.ndarray:
         """Each document's first chunk (its title and opening: where a page says what it is about)."""
         return np.array([chunks[0] for chunks in self.doc_chunks], dtype=np.int64)

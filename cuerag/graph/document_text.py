@@ -74,10 +74,11 @@ def read_document(
         doc_id = graph.chunk_docs[c]
     if doc_id is None:
         raise ParameterError("give a document id or a chunk id")
-    positions = graph.doc_chunks().get(doc_id)
+    by_doc = graph.doc_chunks()
+    positions = by_doc.get(doc_id)
     if not positions:
         shown = doc_id if len(doc_id) <= 120 else doc_id[:119] + "…"  # the error must not echo a huge id
-        near = _same_file(doc_id, graph.doc_chunks())
+        near = _same_file(doc_id, by_doc)
         hint = f"; did you mean {', '.join(map(repr, near))}?" if near else ""
         raise ParameterError(f"unknown document id {shown!r}{hint}; document ids come with every hit (doc_id)")
     payloads = [graph.chunk_payload(c) for c in positions]

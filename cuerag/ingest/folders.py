@@ -247,8 +247,7 @@ def _walk_folder(
 
 
 def _inside(path: Path, folder: Path) -> bool:
-    real = path.resolve()
-    return real == folder or real.is_relative_to(folder)
+    return path.resolve().is_relative_to(folder)  # the folder itself included
 
 
 def _add_file(file: FoundFile, check: FileCheck | None, walk: Walk, limit: _Limit, *, named: bool = False) -> None:
