@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from cuerag.config import Settings
 from cuerag.engine.sharing.ops import OPS, Request
 from cuerag.engine.sharing.place import Place, place_of, read_key
-from cuerag.engine.sharing.sockets import bound, hang_up, peer_of, socket_of
+from cuerag.engine.sharing.sockets import bound, hang_up, peer_of, socket_of, writable
 from cuerag.engine.sharing.wire import MAX_MESSAGE, error_message, raised, receive, send, settings_digests
 from cuerag.engine.surface import Engine
 from cuerag.errors import Cancelled, CueRagError, OwnerBusy, SharingError
@@ -52,6 +52,11 @@ _MAX_CALLS = 64
 # A refusal is a few hundred bytes into a new socket's empty buffer: it does not wait, but the
 # accepting thread never waits longer than this on one caller.
 _REFUSE_S = 1.0
+# How long a run waits on its caller to take a file check and answer it. The caller answers from a
+# thread of its own, at once; one that does not within this bound is stopped (Ctrl-Z, a debugger)
+# or hung, and the run, which holds the corpus's writer lock, must not wait on it for ever: it
+# stops as a cancelled run does (a rerun completes it). Progress never waits at all (`_Peer`).
+_CHECK_S = 30.0
 _BACKLOG = 64  # connections the kernel queues while the accepting thread starts the previous ones
 _FULL_PAUSE_S = 0.5  # out of descriptors or memory: the pending connection stays queued, so wait
 _OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
@@ -67,7 +72,11 @@ def _same_user(conn: Connection) -> bool:
 
 class _Peer:
     """One caller's connection, as its call's run sees it. Progress may come from two threads
-    (NER reports beside the embedding), so sends are locked; reads come from the run's thread."""
+    (NER reports beside the embedding), so sends are locked; reads come from the run's thread.
+
+    The run holds the index's writer lock while it reports, so nothing here waits on a caller that
+    has stopped reading: a progress report that would wait is dropped (the next one says more), a
+    file check not answered within `_CHECK_S` stops the run."""
 
     def __init__(self, conn: Connection, closing: threading.Event) -> None:
         self._conn = conn
@@ -82,7 +91,8 @@ class _Peer:
             return
         try:
             with self._send_lock:
-                send(self._conn, {"progress": [stage, done, total]})
+                if writable(self._conn, 0):
+                    send(self._conn, {"progress": [stage, done, total]})
         except OSError:
             self._gone = True
 
@@ -107,12 +117,17 @@ class _Peer:
         """The caller's check of a file its run would read (an MCP server's allowed roots)."""
         try:
             with self._send_lock:
+                if not writable(self._conn, _CHECK_S):
+                    raise TimeoutError
                 send(self._conn, {"ask": "check", "path": str(path)})
             with self._recv_lock:
-                reply = receive(self._conn)
+                reply = self._answer()
                 while "cancel" in reply:
                     self._take(reply)
-                    reply = receive(self._conn)
+                    reply = self._answer()
+        except TimeoutError as exc:
+            self._gone = True
+            raise Cancelled(f"the caller of this index run did not answer a file check within {_CHECK_S:g} s") from exc
         except (EOFError, OSError) as exc:
             self._gone = True
             raise Cancelled("the caller of this index run went away") from exc
@@ -120,6 +135,11 @@ class _Peer:
         if isinstance(error, dict):
             raise raised(error)
         return path
+
+    def _answer(self) -> dict[str, object]:
+        if not self._conn.poll(_CHECK_S):
+            raise TimeoutError
+        return receive(self._conn)
 
     def wait_closed(self) -> None:
         with contextlib.suppress(EOFError, OSError):

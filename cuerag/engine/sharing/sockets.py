@@ -9,6 +9,7 @@ bound fails with `BlockingIOError` (EAGAIN), which each end turns into its own a
 from __future__ import annotations
 
 import contextlib
+import select
 import socket
 import struct
 from collections.abc import Iterator
@@ -53,6 +54,16 @@ def bound(conn: Connection, seconds: float) -> None:
     """`bound_socket` of a connection's socket."""
     with socket_of(conn) as sock:
         bound_socket(sock, seconds)
+
+
+def writable(conn: Connection, seconds: float) -> bool:
+    """Whether a short message can be written to the connection without waiting, waiting at most
+    `seconds` for it. A Unix stream socket is writable while at most a quarter of its send buffer
+    is taken, so a message of a few hundred bytes then goes through whole at once. A peer that
+    reads nothing (stopped, hung) fills the buffer, and a plain write would wait as long as it."""
+    poller = select.poll()
+    poller.register(conn.fileno(), select.POLLOUT)
+    return any(events & select.POLLOUT for _fd, events in poller.poll(int(seconds * 1000)))
 
 
 def hang_up(conn: Connection) -> None:
