@@ -122,6 +122,10 @@ def load_models(settings: Settings) -> Models:
     from installed packages or local paths (set HF_HUB_OFFLINE=0 yourself to allow downloads)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    # transformers draws a "Loading weights" bar on stderr for the second it takes to read local
+    # weights: noise between the CLI's own progress lines. Read when transformers is first imported,
+    # which is below (the model modules import it on first use); set it to 0 to see the bars.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     embedder, run = load_embedder(settings)
     log.info(
         "embedder %s loaded (dim %d, %s %s: %s)", embedder.name, embedder.dim, run.backend, run.precision, run.reason

@@ -472,11 +472,13 @@ def test_engine_lists_counts_and_deletes_without_loading_models(data_dir: Path, 
         engine.close()
 
 
-def test_cli_query_writes_no_library_debug_lines(models: Models, tmp_path: Path) -> None:
-    """bm25s sets its own logger to DEBUG when imported; a query's stderr must not carry its lines."""
+def test_cli_query_writes_no_library_debug_lines_or_bars(models: Models, tmp_path: Path) -> None:
+    """bm25s sets its own logger to DEBUG when imported, and transformers draws a bar while it reads
+    the embedder's weights; a query's stderr must carry neither."""
     engine = CueRag(Settings(data_dir=tmp_path), models=models)  # a data dir no other test holds open
     engine.index_paths(SAMPLE, [SAMPLE_CORPUS])
     engine.close()
     run = run_cli("query", "When did Nottingham Forest win the FA Cup?", "-c", SAMPLE, "--data-dir", str(tmp_path))
     assert run.returncode == 0, run.stderr
     assert "DEBUG" not in run.stderr, run.stderr
+    assert "Loading weights" not in run.stderr, run.stderr
