@@ -1,6 +1,6 @@
 """A corpus's documents as a listing: each document's id, title, source, format, chunk count and
-front-matter tags, read from the chunks' payloads (no vectors, no model), and pages of it with an
-opaque cursor.
+tags (front matter's and Markdown's inline `#tags`), read from the chunks' payloads (no vectors,
+no model), and pages of it with an opaque cursor.
 
 The cursor is the last id of the page before, with a key of the corpus and the filter it was made
 for; a cursor that does not decode, or that was made for another corpus or filter, is refused.
@@ -17,12 +17,12 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any
 
 from pydantic import BaseModel
 
 from cuerag.errors import BadCursor, ParameterError
 from cuerag.graph.schema import ChunkPayload, chunk_payload
+from cuerag.ingest.formats.tags import tags_of
 from cuerag.store.base import StoredPoint
 
 MAX_PAGE = 200  # documents per page: one page stays a small tool result
@@ -36,7 +36,7 @@ class DocumentInfo(BaseModel):
     source: str  # the file's path under its indexed root; the id of an inline document
     format: str  # the source file's suffix ("md", "pdf", "json"), or "inline"
     chunks: int
-    tags: list[str] = []  # the front matter's `tags`
+    tags: list[str] = []  # the front matter's `tags` and, in Markdown, the text's `#tags`
 
 
 class DocumentPage(BaseModel):
@@ -53,19 +53,6 @@ class DocumentTable:
 
     infos: dict[str, DocumentInfo]
     positions: Mapping[str, list[int]]
-
-
-def tags_of(metadata: Mapping[str, Any]) -> list[str]:
-    """A front matter's tags: a YAML list, or one string of tags separated by commas (or by
-    spaces when it has no comma), as static-site generators accept them."""
-    raw = metadata.get("tags")
-    if isinstance(raw, str):
-        parts = raw.split(",") if "," in raw else raw.split()
-    elif isinstance(raw, list):
-        parts = [str(t) for t in raw if isinstance(t, str | int | float)]
-    else:
-        return []
-    return list(dict.fromkeys(t.strip() for t in parts if t.strip()))
 
 
 def catalog(chunks: Iterable[StoredPoint]) -> dict[str, DocumentInfo]:

@@ -269,3 +269,22 @@ def test_a_document_without_structure_is_chunked_as_before() -> None:
         for c in new:
             assert c.place is not None and text[c.place.start : c.place.end] == c.text
             assert c.full_text == f"Tees\n{c.text}"  # no heading path: embedded as before
+
+
+def test_markdown_inline_tags_join_the_front_matters(tmp_path: Path) -> None:
+    (tmp_path / "standup.md").write_text(
+        "---\ntags: [meetings, Work]\n---\n"
+        "#draft Notes from the standup #work #project/alpha.\n\n"
+        "Fixed issue #123 and read page#anchor, https://example.com/#frag; C# is no tag.\n\n"
+        "```\n#not-a-tag in code\n```\n\nAnd `#nor-this` inline.\n\n## Heading #heading-tag\n"
+    )
+    doc = one(tmp_path / "standup.md")
+    assert doc.structure.metadata["tags"] == ["meetings", "Work", "draft", "project/alpha"]  # type: ignore[attr-defined]
+    assert "#draft Notes" in doc.text  # type: ignore[attr-defined]  # the text keeps them as written
+
+
+def test_markdown_inline_tags_without_front_matter_and_none_at_all(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("Bought bread #kitchen #kitchen/baking #KITCHEN\n")
+    (tmp_path / "b.md").write_text("# Plain\n\nNo tags here, only issue #42.\n")
+    assert one(tmp_path / "a.md").structure.metadata == {"tags": ["kitchen", "kitchen/baking"]}  # type: ignore[attr-defined]
+    assert one(tmp_path / "b.md").structure.metadata == {}  # type: ignore[attr-defined]

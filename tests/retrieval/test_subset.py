@@ -45,7 +45,9 @@ NOTES = {
         "---\ntags: [cups]\ntitle: FA Cup\n---\n" + SHARED + " Nottingham Forest won the FA Cup in 1898 and 1959. "
         "The FA Cup is the oldest national football competition in the world."
     ),
-    "cities/madrid.md": "# Madrid\n\nMadrid hosted the 1980 European Cup final at the Santiago Bernabeu stadium.",
+    "cities/madrid.md": (
+        "# Madrid\n\nMadrid hosted the 1980 European Cup final at the Santiago Bernabeu stadium. #travel #Spain"
+    ),
     "kitchen/bread.txt": "Bread needs flour, water, salt and yeast. The dough rises for an hour before baking.",
 }
 
@@ -85,6 +87,7 @@ def test_list_documents_gives_each_document_with_its_tags(notes_engine: CueRag) 
     assert docs["cups/fa-cup.md"].title == "FA Cup"  # the front matter's title
     assert docs["teams/forest.md"].tags == ["football", "clubs"]
     assert docs["teams/hamburg.md"].tags == ["football", "germany"]  # a comma-separated string
+    assert docs["cities/madrid.md"].tags == ["travel", "Spain"]  # inline #tags
     assert docs["kitchen/bread.txt"].tags == [] and docs["kitchen/bread.txt"].format == "txt"
     assert all(d.chunks >= 1 and d.source == d.doc_id for d in docs.values())
 
@@ -106,6 +109,7 @@ def test_listing_filters_by_prefix_glob_and_tag(notes_engine: CueRag) -> None:
     assert inside(notes_engine, DocFilter(path_prefix="teams/")) == {"teams/forest.md", "teams/hamburg.md"}
     assert inside(notes_engine, DocFilter(path_glob="*.txt")) == {"kitchen/bread.txt"}
     assert inside(notes_engine, DocFilter(tags=["FOOTBALL"])) == {"teams/forest.md", "teams/hamburg.md"}
+    assert inside(notes_engine, DocFilter(tags=["spain", "germany"])) == {"cities/madrid.md", "teams/hamburg.md"}
     assert inside(notes_engine, DocFilter(tags=["cups", "germany"])) == {"cups/fa-cup.md", "teams/hamburg.md"}
     both = DocFilter(path_prefix="teams/", tags=["germany"])  # every condition must hold
     assert inside(notes_engine, both) == {"teams/hamburg.md"}

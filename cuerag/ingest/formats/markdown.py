@@ -1,6 +1,7 @@
 """Markdown (markdown-it-py, CommonMark with tables; YAML front matter through mdit-py-plugins and
 PyYAML): the text as a reader sees it (no `#`, `*` or link syntax), headings as sections, the front
-matter as metadata (its `title` the document's title), `[text](path)` links and `[[wikilinks]]`."""
+matter as metadata (its `title` the document's title; the text's inline `#tags` added to its `tags`),
+`[text](path)` links and `[[wikilinks]]`."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from cuerag.errors import InputError, first_line
 from cuerag.ingest.formats.builder import TextBuilder
 from cuerag.ingest.formats.model import DocumentStructure, Extracted
 from cuerag.ingest.formats.reading import decode_text
+from cuerag.ingest.formats.tags import inline_tags, with_inline_tags
 from cuerag.ingest.formats.targets import resolve_target
 
 # [[Target]], [[Target|shown text]], [[Target#Heading]]
@@ -54,6 +56,7 @@ def extract_markdown(raw: bytes, *, name: str, source: str | None) -> Extracted:
         )
     out = TextBuilder()
     metadata: dict[str, Any] = {}
+    tags: list[str] = []  # the inline #tags of the running text
     first_heading: str | None = None
     i = 0
     while i < len(tokens):
@@ -72,7 +75,7 @@ def extract_markdown(raw: bytes, *, name: str, source: str | None) -> Extracted:
             i += 3  # heading_open, inline, heading_close
             continue
         elif tok.type == "inline":
-            _inline(out, tok.children or [], source)
+            _inline(out, tok.children or [], source, tags)
         elif tok.type in ("fence", "code_block"):
             out.block()
             out.raw(tok.content.rstrip("\n"))
@@ -93,6 +96,7 @@ def extract_markdown(raw: bytes, *, name: str, source: str | None) -> Extracted:
     for link in links:
         if not link.wiki:
             link.doc_id = resolve_target(link.target, source)
+    metadata = with_inline_tags(metadata, tags)
     given = metadata.get("title")
     return Extracted(
         title=(given if isinstance(given, str) and given.strip() else first_heading),
@@ -155,16 +159,18 @@ def _plain(children: list[Token]) -> str:
     )
 
 
-def _inline(out: TextBuilder, children: list[Token], source: str | None) -> None:
+def _inline(out: TextBuilder, children: list[Token], source: str | None, tags: list[str]) -> None:
     """One paragraph's inline tokens: text, code, breaks, links (their anchor text kept), images
-    (their alt text)."""
+    (their alt text); the `#tags` of its text are added to `tags`."""
     open_links: list[tuple[str, int]] = []
     text_run: list[str] = []
 
     def flush() -> None:
         # Adjacent text tokens are joined first: markdown-it may split "[[Page]]" at the brackets.
         if text_run:
-            _text_with_wikilinks(out, "".join(text_run))
+            joined = "".join(text_run)
+            tags.extend(inline_tags(joined))
+            _text_with_wikilinks(out, joined)
             text_run.clear()
 
     for child in children:
