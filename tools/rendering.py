@@ -30,9 +30,11 @@ from cuerag.communities.theme_search import GlobalSearchResult
 from cuerag.graph.catalog import DocumentPage
 from cuerag.graph.citations import Citation
 from cuerag.graph.document_text import DocumentText
+from cuerag.index.report import IndexReport
 from cuerag.retrieval.explain import ExplainedHit, ExplainedResult, PathStep
 from cuerag.text.counts import counted
 from cuerag.text.tools import TextTools
+from tools.index_text import index_text
 from tools.resources import document_uri, linkable
 from tools.theme_text import global_search_text, themes_text
 
@@ -390,4 +392,6 @@ def render_text(result: BaseModel) -> str:
         return global_search_text(result)
     if isinstance(result, ThemeListing):
         return themes_text(result)
+    if isinstance(result, IndexReport):
+        return index_text(result)
     return json.dumps(result.model_dump(mode="json"), ensure_ascii=False)

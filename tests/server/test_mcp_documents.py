@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -50,6 +51,18 @@ def links(result: Any) -> list[str]:
 async def test_index_corpus_returns_the_ids_it_added(notes: Notes) -> None:
     assert sorted(notes.indexed["added_doc_ids"]) == sorted(NOTES)
     assert notes.indexed["documents_added"] == len(NOTES)
+
+
+async def test_index_corpus_says_what_it_did_in_text_for_a_model_that_sees_only_text(
+    models: Models, tmp_path: Path
+) -> None:
+    async with Client(make_server(models, tmp_path, roots=[])) as client:  # not the shared corpus
+        tea = {"corpus": "tea", "documents": [{"title": "T", "text": "Tea."}]}
+        result = await client.call_tool("index_corpus", tea)
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert text.startswith("indexed corpus tea in ") and "1 document added" in text, text
+    assert not text.lstrip().startswith("{")  # not the JSON again: the structured content has it
+    assert result.structured_content is not None and result.structured_content["documents_added"] == 1
 
 
 async def test_list_documents_pages_with_a_cursor(notes: Notes) -> None:

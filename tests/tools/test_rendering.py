@@ -146,3 +146,48 @@ def test_a_document_window_reads_as_text_with_where_the_next_one_starts() -> Non
     head, shown = text.split("\n\n", 1)
     assert shown == body  # no escaping
     assert "characters 0-26 of 90" in head and 'read_document(doc_id="a.md", start=26)' in head
+
+
+def test_an_index_report_reads_as_a_few_lines_naming_every_failure() -> None:
+    """The text channel of index_corpus was the report's JSON: two copies of up to 100 paths and
+    every stage's counters, for a model that sees only the text to learn a folder was indexed."""
+    from cuerag.index.report import IndexReport, ThemesReport
+    from cuerag.index.report_bounds import count_files, cut_lists
+    from cuerag.ingest.artefacts import LeftOut
+    from cuerag.ingest.folders import FileOutcome
+
+    added = [FileOutcome(path=f"notes/n{i:03}.md") for i in range(150)]
+    report = IndexReport(
+        corpus="notes",
+        documents_added=150,
+        added_doc_ids=[f.path for f in added[:100]],
+        chunks_added=300,
+        units_added=1200,
+        entities_added=1,
+        elapsed_seconds=42.0,
+        added=added,
+        skipped=[FileOutcome(path=f"old/o{i}.md") for i in range(7)],
+        failed=[FileOutcome(path='bad "quoted".pdf', reason="not a PDF: no header")],
+        left_out=[LeftOut(reason="hidden", count=3, paths=[".git/", ".obsidian/"])],
+        passed_over={".png": 4},
+        themes=ThemesReport(communities=9, levels=2, rebuilt=True),
+        totals={"documents": 157, "chunks": 320, "link_edges": 0},
+    )
+    count_files(report)
+    report = cut_lists(report)
+    text = render_text(report)
+    lines = text.splitlines()
+    assert lines[0] == (
+        "indexed corpus notes in 42.0 s: 150 documents added, 0 replaced, 0 removed, 0 unchanged; "
+        "300 chunks, 1200 units, 1 entity added"
+    )
+    assert "files: 150 added, 0 changed, 0 removed, 7 unchanged, 1 failed" in lines
+    named = next(line for line in lines if line.startswith("added: "))
+    assert named.count(".md") == 10 and named.endswith("and 140 more")
+    assert '- "bad \\"quoted\\".pdf": not a PDF: no header' in lines  # the path JSON-quoted, the reason whole
+    assert 'left out, hidden: ".git/", ".obsidian/" and 1 more' in lines
+    assert "passed over, in formats not read: 4 .png" in lines
+    assert "themes: 9 communities in 2 levels, rebuilt" in lines
+    assert lines[-1] == "the corpus now holds: 157 documents, 320 chunks"  # no zero counters
+    assert "old/o" not in text  # unchanged files are counted, not named
+    assert len(text) < len(report.model_dump_json()) / 4
