@@ -60,9 +60,11 @@ kept path. dense_search is enough for a single-hop lookup.
 {stepwise}Every retrieval tool takes `filter` to search part of a corpus: doc_ids, path_glob (fnmatch on
 the source path, `*` also crosses `/`: "teams/*" for a folder) and tags (front matter; any of them);
 a document must match all given.
-For a broad question (what the corpus says about X, its main topics), call global_search:
-statements grouped by theme, cited; themes browses the theme hierarchy (the sensemaking prompt
-walks a map-reduce over it). list_documents shows what a corpus holds. Hits link their document as a resource
+For a broad question (its main topics, what the corpus says about X across many pages), call
+global_search: statements grouped by theme, cited; themes browses the theme hierarchy (the
+sensemaking prompt walks a map-reduce over it). A subject with a page of its own ("what does the
+manual say about security?") is q_iter's: it ranks that page first; read_document reads it.
+list_documents shows what a corpus holds. Hits link their document as a resource
 (cuerag://{corpus}/documents/{doc_id}); read_document reads a window around a chunk.
 
 index_corpus with background=true (or watch=true, to keep a folder in sync) returns a job at once:

@@ -37,6 +37,6 @@ async def global_search(
         int, Field(ge=MIN_BUDGET_TOKENS, le=MAX_BUDGET_TOKENS, description="Max tokens returned.")
     ] = 2000,
 ) -> GlobalSearchResult:
-    """Broad question answered by theme, cited; q_iter for facts."""
+    """Broad question across many pages, by theme, cited; q_iter for facts and for a subject's own page."""
     engine = state_of(ctx).engine
     return await run_engine(engine.global_search, corpus, query, budget_tokens=budget_tokens)

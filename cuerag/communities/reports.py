@@ -87,6 +87,13 @@ def mmr(candidates: np.ndarray, target: np.ndarray, k: int, lam: float = 0.6) ->
     return chosen
 
 
+def _same_word(a: str, b: str) -> bool:
+    """Whether two terms are one word in its singular and plural: a theme titled "errors · logging
+    · error" (Flask's documentation) spent a third of its title on nothing new."""
+    short, long = sorted((a, b), key=len)
+    return long in (short + "s", short + "es")
+
+
 class ReportWriter:
     """Writes the reports of one hierarchy over one snapshot's documents."""
 
@@ -105,7 +112,14 @@ class ReportWriter:
         if not self.vocabulary:
             return []
         contrast = np.asarray(self.tfidf[members].mean(axis=0)).ravel() - self.corpus_mean
-        return [self.vocabulary[i] for i in np.argsort(-contrast, kind="stable")[:k] if contrast[i] > 0]
+        picked: list[str] = []
+        for i in np.argsort(-contrast, kind="stable"):
+            if len(picked) == k or contrast[i] <= 0:
+                break
+            term = self.vocabulary[i]
+            if not any(_same_word(term, other) for other in picked):
+                picked.append(term)
+        return picked
 
     def entities(self, members: list[int], k: int = 8) -> list[str]:
         counts: Counter[int] = Counter(e for d in members for e in self.doc_entities[d])

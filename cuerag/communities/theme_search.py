@@ -63,15 +63,25 @@ MAX_BUDGET_TOKENS = 20_000
 
 # Questions about the corpus itself rather than a subject in it. Each form must end the question
 # (bar punctuation): "what does the documentation say about security?" or "an overview of the
-# security model" name a subject, and get theme search, not the corpus's top themes.
-_CORPUS = r"(corpus|collection|documentation|docs|vault|notes|documents)"
+# security model" name a subject, and get theme search, not the corpus's top themes. The corpus
+# goes by what people call a documentation set, a manual, guide or book too: "What are the main
+# topics of this manual?" searched as a subject gave the statements nearest "topics" and "manual"
+# ("Sounds complicated but is very basic.", "I will outline each of them here:") and left out a
+# whole top theme (Flask's 74 pages, Debian python-flask-doc).
+_CORPUS = (
+    r"(corpus|collection|documentation|docs|vault|notes|documents"
+    r"|manuals?|guides?|handbooks?|books?|reference|wiki|knowledge\s+base)"
+)
 _END = r"\s*[?.!]*\s*$"
-_OF_CORPUS = rf"(\s+(of|in)\s+(this|the|these|our|my)\s+{_CORPUS})?"
+_THIS = r"(this|the|these|our|my)"
+_OF_CORPUS = rf"(\s+(covered\s+)?(of|in|by)\s+{_THIS}\s+{_CORPUS})?"
 _OVERVIEW = re.compile(
     rf"^\s*$"
     rf"|\b(main|key|major|top)\s+(topics|themes|subjects){_OF_CORPUS}{_END}"
-    rf"|\bwhat\s+(is|does)\s+(in\s+)?(this|the)\s+{_CORPUS}(\s+(contains?|covers?|holds?|includes?))?(\s+about)?{_END}"
+    rf"|\bwhat\s+(is|are|does|do)\s+(in\s+)?{_THIS}\s+{_CORPUS}(\s+(contains?|covers?|holds?|includes?))?(\s+about)?{_END}"
     rf"|\boverview{_OF_CORPUS}{_END}"
+    rf"|\bsummar(y|ise|ize)(\s+of)?\s+{_THIS}\s+{_CORPUS}{_END}"
+    rf"|\bwhat\s+(topics|themes|subjects)\s+are\s+(covered|discussed){_OF_CORPUS}{_END}"
     rf"|\bwhat\s+.*\b{_CORPUS}\s+(about|contains?|holds?|covers?){_END}",
     re.IGNORECASE,
 )

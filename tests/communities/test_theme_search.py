@@ -18,6 +18,15 @@ from cuerag.communities.theme_search import is_overview
         "What is this collection about?",
         "Give me an overview.",
         "overview of the documentation",
+        "What are the main topics of this manual?",
+        "What is this manual about?",
+        "What does this guide cover?",
+        "Give me an overview of the handbook",
+        "Summarize the documentation",
+        "Give me a summary of the docs.",
+        "What is in these docs?",
+        "What topics are covered?",
+        "What are the main topics covered in this book?",
     ],
 )
 def test_a_question_about_the_corpus_itself_is_an_overview(question: str) -> None:
@@ -33,6 +42,11 @@ def test_a_question_about_the_corpus_itself_is_an_overview(question: str) -> Non
         "What are the main topics of the LaTeX writer page?",
         "Which documents in the collection cover math?",
         "What is the documentation's advice on raw HTML?",
+        "What does the manual say about blueprints?",
+        "Summarize the security model",
+        "What topics does the security page cover?",
+        "What is the guide to deployment about?",
+        "summary of the tutorial",
     ],
 )
 def test_a_question_that_names_a_subject_is_not_an_overview(question: str) -> None:

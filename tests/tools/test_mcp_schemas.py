@@ -22,7 +22,7 @@ from mcp import Client
 from mcp.types import Tool
 
 from cuerag import Settings
-from server.app import build_server
+from server.app import build_server, instructions
 from server.config import ServerSettings
 
 pytestmark = pytest.mark.anyio
@@ -148,3 +148,14 @@ def test_the_checker_finds_what_clients_refuse() -> None:
     found = "\n".join(violations(bad))
     for expected in ("an array without items", "bad.bare: no description", "['anyOf']", "['$ref']", "['$defs']"):
         assert expected in found, found
+
+
+async def test_a_subject_with_a_page_of_its_own_is_sent_to_q_iter(tmp_path: Path) -> None:
+    """A question like "what does the manual say about security?" is broad in form, but on Flask's
+    documentation q_iter ranked the subject's own page first for 12 of 12 such questions while
+    global_search took 1-4 of its 11-28 statements from it: the instructions and global_search's
+    description (which Claude Desktop and Cursor show without the instructions) both say so."""
+    said = " ".join(instructions(ServerSettings(allowed_roots=[tmp_path])).split())
+    assert "A subject with a page of its own" in said and "is q_iter's" in said
+    described = {t.name: t.description or "" for t in await listed_tools(tmp_path)}
+    assert "q_iter" in described["global_search"] and "own page" in described["global_search"]

@@ -54,6 +54,10 @@ _PERMALINK_CLASS = "headerlink"
 # Unicode's private-use areas (category Co, exactly these ranges): code points with no agreed
 # meaning, which pages use for icon-font glyphs; in text they are noise that no query can match.
 _PRIVATE_USE = re.compile("[\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd]")
+# What a site generator puts between a page's heading and the site's name in `<title>`: Sphinx
+# "nginx — Flask Documentation (2.2.x)", MkDocs "Install - MkDocs", Docusaurus "Intro | Site",
+# "·". Not ":", which joins a title to its subtitle ("SQLite Query Language: CREATE TABLE").
+_SITE_SEPARATOR = re.compile(r"\s+[—–|·-]\s+\S")
 
 
 def decode_html(raw: bytes, name: str) -> str:
@@ -153,10 +157,23 @@ def extract_html(raw: bytes, *, name: str, source: str | None) -> Extracted:
         link.doc_id = resolve_target(link.target, source)
     first_heading = next((s.path[-1] for s in sections if s.path), None)
     return Extracted(
-        title=title or first_heading,
+        title=_without_site_name(title, first_heading) or first_heading,
         text=body,
         structure=DocumentStructure(sections=sections, links=links, format="html"),
     )
+
+
+def _without_site_name(title: str, heading: str | None) -> str:
+    """The page's own title: its `<title>` less a site name after the page's first heading.
+
+    Generated sites title every page "Heading — Site name (version)"; kept, the site's name is in
+    every document's title and title entity, so a question naming "nginx" matched every page's
+    title words and each hit's citation, path and link repeated "— Flask Documentation (2.2.x)"
+    (Debian python-flask-doc). Only a title that is the heading, a separator and more is cut.
+    """
+    if heading and title.startswith(heading) and _SITE_SEPARATOR.match(title, len(heading)):
+        return heading
+    return title
 
 
 def _walk(out: TextBuilder, el: lxml.html.HtmlElement, *, top: bool) -> None:
