@@ -2,23 +2,24 @@
 
 For a broad question:
 
-1. **themes, best first down the hierarchy**: a heap of communities ordered by the cosine of the
-   question with their vector starts from the roots; the best is popped, and replaced by its
-   children when it has any, so the walk descends where the question points and stops at leaves
-   (at most `MAX_CLUSTER_SIZE` documents each). Up to `MAX_THEMES` leaves are kept, fewer for a
-   small budget (one per `TOKENS_PER_THEME` tokens, two at least).
-2. **units of each theme**: the `UNITS_PER_THEME` units of its documents nearest the question,
-   of those long enough to say something (`cuerag.communities.reports.says_something`).
+1. **documents**: the `global` ranking (`cuerag.communities.global_ranking`: the question's own
+   relevance by dense, BM25 and Q-Iter's walk, blended with its communities', the question's
+   listed aspects each given their own pages, the question's own best two first), the first
+   `documents_for(budget)` of it. Global search answers from the ranking that the benchmarks
+   measure (docs/global.md): before, it chose leaf themes by the cosine of their mean vector and
+   the units nearest the question inside them, and a subject's own page, first in the ranking,
+   gave 1 of 25 statements (a new user's report on Flask's manual).
+2. **units of each document**: its `UNITS_PER_DOCUMENT` units nearest the question, of those long
+   enough to say something (`cuerag.communities.reports.says_something`).
 3. **relevance**: the reranker scores every candidate against the question (one call; without a
-   reranker configured, the stored vectors' cosine, as in Q-Iter), and the
-   candidates scoring under `RELEVANCE_FLOOR` of the best are dropped (a theme left with none is
-   too), the rest taken best first, each skipped when it nearly repeats one taken (cosine of unit
-   vectors over `DUPLICATE_COSINE`), when its theme already has its share (`statements_per_theme`,
-   growing with the budget), or when it would pass the token budget; a first pass takes one
-   statement per document, a second the rest (documents covered before a second statement of one).
-4. **grouped**: the statements by theme, best first within a theme, themes in the order of their
-   best statement, each cited to its chunk and document, with the share of the corpus's documents
-   they cite and the share the chosen themes hold.
+   reranker configured, the stored vectors' cosine, as in Q-Iter), and the candidates scoring under
+   `RELEVANCE_FLOOR` of the best are dropped; the rest are taken, each skipped when it nearly
+   repeats one taken (cosine of unit vectors over `DUPLICATE_COSINE`) or would pass the token
+   budget: first each document's best, in the ranking's order (documents covered before a second
+   statement of one), then the rest best first, at most `statements_per_theme` a theme.
+4. **grouped by theme**: each document's leaf community; themes in the order of their best-ranked
+   document, statements best first within a theme, each cited to its chunk and document, with the
+   share of the corpus's documents they cite and the share the themes hold.
 
 A "what is in this corpus" question (or no question) gets the overview instead: the top-level
 themes by size, each with its report's first statements, until the budget is spent.
@@ -26,10 +27,9 @@ themes by size, each with its report's first statements, until the budget is spe
 
 from __future__ import annotations
 
-import heapq
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from pydantic import BaseModel
@@ -40,24 +40,27 @@ from cuerag.communities.reports import Report, says_something
 from cuerag.graph.snapshot import Graph
 from cuerag.models.base import TextReranker
 
-TOKENS_PER_THEME = 250
+# How many of the ranking's documents a budget reads: one per `TOKENS_PER_DOCUMENT` tokens, between
+# `MIN_DOCUMENTS` and `MAX_DOCUMENTS` (the default 2000 tokens: 20, the depth the global sets'
+# recall is measured at), each giving `UNITS_PER_DOCUMENT` candidates to the reranker.
+TOKENS_PER_DOCUMENT = 100
+MIN_DOCUMENTS = 5
+MAX_DOCUMENTS = 40
+UNITS_PER_DOCUMENT = 3
 # A theme's share of statements grows with the budget: one per `TOKENS_PER_STATEMENT` tokens,
-# between `MIN_STATEMENTS_PER_THEME` (the default 2000-token budget's four, as before) and
-# `MAX_STATEMENTS_PER_THEME`, so that a larger budget buys more of a small corpus's relevant
-# statements instead of going unspent; each theme's candidates (units nearest the question, all
-# sent to the reranker) are as many, so the reranker's work stays bounded too.
+# between `MIN_STATEMENTS_PER_THEME` and `MAX_STATEMENTS_PER_THEME`. Each document's first
+# statement is not counted against it: a theme of many ranked documents cites them all.
 TOKENS_PER_STATEMENT = 500
 MIN_STATEMENTS_PER_THEME = 4
 MAX_STATEMENTS_PER_THEME = 12
 # A statement is kept only when it scores at least this share of the question's best statement
-# (with the best above zero); a theme left with none is dropped. Read off the scores of 8 questions
-# on the python-attr-doc pages (16 Sphinx pages, the default cross-encoder, no floor, 12 candidates
-# a theme; docs/global.md): on-topic statements mostly scored 0.55-1.0 of the best, the off-topic
-# ones a theme added to fill its share 0.2-0.5 (the license page's contributors line 0.43), and
-# both kinds occur between 0.45 and 0.55: the floor sits in the middle of that overlap.
+# (with the best above zero). Read off the scores of 8 questions on the python-attr-doc pages (16
+# Sphinx pages, the default cross-encoder, no floor, 12 candidates a theme; docs/global.md):
+# on-topic statements mostly scored 0.55-1.0 of the best, the off-topic ones 0.2-0.5 (the license
+# page's contributors line 0.43), and both kinds occur between 0.45 and 0.55: the floor sits in the
+# middle of that overlap.
 RELEVANCE_FLOOR = 0.5
 DUPLICATE_COSINE = 0.92
-MAX_THEMES = 8
 MIN_BUDGET_TOKENS = 100
 MAX_BUDGET_TOKENS = 20_000
 
@@ -135,25 +138,9 @@ def relevance_threshold(scores: np.ndarray) -> float:
     return RELEVANCE_FLOOR * best if best > 0 else float("-inf")
 
 
-def best_first_leaves(hierarchy: Hierarchy, reports: dict[str, Report], qvec: np.ndarray, n: int) -> list[str]:
-    """Up to n leaf communities, walking down from the roots best first (see the module's note)."""
-
-    def score(cid: str) -> float:
-        vector = reports[cid].vector
-        return float(vector @ qvec) if vector.shape == qvec.shape else 0.0
-
-    heap = [(-score(c.id), c.id) for c in hierarchy.roots()]
-    heapq.heapify(heap)
-    out: list[str] = []
-    while heap and len(out) < n:
-        _, cid = heapq.heappop(heap)
-        children = hierarchy.communities[cid].children
-        if children:
-            for child in children:
-                heapq.heappush(heap, (-score(child), child))
-        else:
-            out.append(cid)
-    return out
+def documents_for(budget_tokens: int) -> int:
+    """How many of the ranking's documents one budget reads (see the constants)."""
+    return max(MIN_DOCUMENTS, min(MAX_DOCUMENTS, budget_tokens // TOKENS_PER_DOCUMENT))
 
 
 class ThemeSearch:
@@ -188,48 +175,55 @@ class ThemeSearch:
         )
 
     def search(
-        self, question: str, qvec: np.ndarray, reranker: TextReranker | None, budget_tokens: int
+        self,
+        question: str,
+        qvec: np.ndarray,
+        reranker: TextReranker | None,
+        budget_tokens: int,
+        ranked: Sequence[int] = (),
     ) -> GlobalSearchResult:
+        """`ranked`: the corpus's documents (positions in the document table) best first for the
+        question, as `global_ranking` orders them; read up to `documents_for(budget_tokens)`."""
         started = time.perf_counter()
         if is_overview(question):
             groups, tokens = self._overview(budget_tokens)
             return self._result(question, True, groups, tokens, budget_tokens, started)
-        n_themes = max(2, min(MAX_THEMES, budget_tokens // TOKENS_PER_THEME))
-        themes = best_first_leaves(self.hierarchy, self.reports, qvec, n_themes)
         g = self.graph
-        per_theme = statements_per_theme(budget_tokens)
-        candidates: list[tuple[str, int]] = []
-        for cid in themes:
-            units = [
-                u
-                for d in self.hierarchy.communities[cid].members
-                for c in self.docs.doc_chunks[d]
-                for u in g.chunk_units[c]
-                if says_something(g.unit_texts[u])
-            ]
-            units = list(dict.fromkeys(units))
-            if not units:
-                continue
-            sims = g.unit_vectors[units] @ qvec
-            for i in np.argsort(-sims, kind="stable")[:per_theme]:
-                candidates.append((cid, units[int(i)]))
+        leaf_of = self.hierarchy.leaf_of()
+        rank = {d: r for r, d in enumerate(dict.fromkeys(ranked[: documents_for(budget_tokens)]))}
+        candidates: list[tuple[int, int]] = []  # (document, unit)
+        for d in rank:
+            units = list(
+                dict.fromkeys(
+                    u for c in self.docs.doc_chunks[d] for u in g.chunk_units[c] if says_something(g.unit_texts[u])
+                )
+            )
+            if units:
+                sims = g.unit_vectors[units] @ qvec
+                candidates += [(d, units[int(i)]) for i in np.argsort(-sims, kind="stable")[:UNITS_PER_DOCUMENT]]
         if reranker is not None and candidates:
             scores = np.asarray(reranker.score(question, [g.unit_texts[u] for _, u in candidates]))
         else:  # no reranker configured: the stored vectors' cosine, as Q-Iter scores then
             scores = np.asarray([float(g.unit_vectors[u] @ qvec) for _, u in candidates])
+        least = relevance_threshold(scores)
+        by_score = [int(i) for i in np.argsort(-scores, kind="stable") if scores[i] >= least]
+        # First each document's best statement, in the ranking's order; then the rest by score.
+        best_of: dict[int, int] = {}
+        for i in by_score:
+            best_of.setdefault(candidates[i][0], i)
+        firsts = [best_of[d] for d in rank if d in best_of]
+        per_theme = statements_per_theme(budget_tokens)
         picked: dict[str, list[Statement]] = {}
+        extra: dict[str, int] = {}
         taken: list[int] = []
         tokens = 0
-        least = relevance_threshold(scores)
-        order = [int(i) for i in np.argsort(-scores, kind="stable") if scores[i] >= least]
-        # Two passes: first one statement per document (coverage), then the rest by score.
-        for first_pass in (True, False):
+        for first_pass, order in ((True, firsts), (False, by_score)):
             for i in order:
-                cid, unit = candidates[i]
-                doc = g.chunk_docs[g.unit_chunks[unit][0]]
-                if unit in taken or len(picked.get(cid, [])) >= per_theme:
+                d, unit = candidates[i]
+                cid = leaf_of.get(d)
+                if cid is None or unit in taken:
                     continue
-                if first_pass and any(s.doc_id == doc for group in picked.values() for s in group):
+                if not first_pass and extra.get(cid, 0) >= per_theme:
                     continue
                 if taken and float(np.max(g.unit_vectors[taken] @ g.unit_vectors[unit])) > DUPLICATE_COSINE:
                     continue
@@ -239,9 +233,11 @@ class ThemeSearch:
                     continue
                 tokens += cost
                 taken.append(unit)
+                if not first_pass:
+                    extra[cid] = extra.get(cid, 0) + 1
                 picked.setdefault(cid, []).append(self._statement(unit, float(scores[i])))
-        # Taken in two passes, a theme's statements are re-sorted best first; themes are in the
-        # order of their first statement, their best.
+        # Themes in the order of their best-ranked document (the first pass went in the ranking's
+        # order), each theme's statements best first.
         groups = [self._group(cid, sorted(statements, key=lambda s: -s.score)) for cid, statements in picked.items()]
         return self._result(question, False, groups, tokens, budget_tokens, started)
 

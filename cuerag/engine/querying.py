@@ -11,9 +11,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cuerag.communities import COMMUNITY_METHODS, CommunityIndex, community_search
+from cuerag.communities import COMMUNITY_METHODS, CommunityIndex, community_search, global_ranking
 from cuerag.communities.browse import ThemeListing, list_themes
-from cuerag.communities.theme_search import MIN_BUDGET_TOKENS, GlobalSearchResult, ThemeSearch
+from cuerag.communities.theme_search import (
+    MIN_BUDGET_TOKENS,
+    GlobalSearchResult,
+    ThemeSearch,
+    documents_for,
+    is_overview,
+)
 from cuerag.config import MAX_QUERY_CHARS, QIterParams
 from cuerag.engine.parts import EngineParts
 from cuerag.errors import ParameterError
@@ -104,8 +110,12 @@ class Queries:
         search = ThemeSearch(
             corpus, retriever.graph, index.docs, index.hierarchy, index.reports, self._p.text.count_tokens
         )
-        qvec = retriever.embed_query(question) if question.strip() else np.zeros(0, dtype=np.float32)
-        return search.search(question, qvec, self._p.models.reranker, budget_tokens)
+        if is_overview(question):  # the top themes: no model, no ranking
+            return search.search(question, np.zeros(0, dtype=np.float32), None, budget_tokens)
+        ranked = global_ranking(retriever, index, question, documents_for(budget_tokens))
+        documents = [int(index.docs.chunk_doc[chunk]) for chunk, _ in ranked]
+        qvec = retriever.embed_query(question)
+        return search.search(question, qvec, self._p.models.reranker, budget_tokens, documents)
 
     def themes(self, corpus: str, *, theme_id: str | None, level: int, offset: int, limit: int) -> ThemeListing:
         """The corpus's themes at a level, or one theme opened with its children, paged."""
