@@ -353,3 +353,57 @@ def test_a_client_leaving_mid_request_is_one_line_without_traceback(tmp_path: Pa
     stderr = (tmp_path / "stderr.log").read_text()
     assert stderr.count("left before its POST /mcp request arrived whole") == 2, stderr[-3000:]
     assert "Traceback" not in stderr and "Error handling" not in stderr, stderr[-3000:]
+
+
+def _send_until_answered(url: str, head: bytes, chunk: bytes, most: int) -> bytes:
+    """Send `head`, then `chunk` again and again (at most `most` bytes), reading whenever the
+    server has answered; what it answered (b"" if it only closed)."""
+    host, port = url.split("/")[2].split(":")
+    with socket.create_connection((host, int(port)), timeout=60) as sock:
+        sock.sendall(head)
+        sent = 0
+        while sent < most:
+            try:
+                sock.sendall(chunk)
+            except OSError:
+                break
+            sent += len(chunk)
+            sock.setblocking(False)
+            try:
+                answer = sock.recv(4096)
+            except BlockingIOError:
+                answer = None
+            except OSError:
+                break
+            finally:
+                sock.setblocking(True)
+            if answer is not None:
+                return answer
+        try:
+            return sock.recv(4096)
+        except OSError:
+            return b""
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["declared", "chunked"])
+def test_an_oversized_body_is_refused_with_413_before_it_is_read(tmp_path: Path, chunked: bool) -> None:
+    """Before: WholeBodies read any body whole into memory before the SDK's 4 MiB limit ran, so
+    one client on loopback (no token there) could make the server hold gigabytes. A body declared
+    over the limit is refused on its headers; a chunked one once the limit is passed, with the
+    rest never read. The server then answers others as before."""
+    with running_server(tmp_path) as url:
+        host = url.split("/")[2]
+        framing = "Transfer-Encoding: chunked" if chunked else f"Content-Length: {1 << 40}"
+        head = (
+            f"POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            f"Accept: application/json, text/event-stream\r\n{framing}\r\n\r\n"
+        ).encode()
+        block = b" " * (1 << 20)
+        chunk = b"%x\r\n%s\r\n" % (len(block), block) if chunked else block
+        # 64 MiB at most: far past the 4 MiB limit, and the server must answer long before.
+        answered = _send_until_answered(url, head, chunk, 64 << 20)
+        assert answered.startswith(b"HTTP/1.1 413"), answered[:200]
+        with httpx2.Client(timeout=30) as http:
+            assert http.post(url, json=INITIALIZE, headers=ACCEPT).status_code == 200
+    stderr = (tmp_path / "stderr.log").read_text()
+    assert "Traceback" not in stderr, stderr[-3000:]
