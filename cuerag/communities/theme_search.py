@@ -63,18 +63,24 @@ MAX_BUDGET_TOKENS = 20_000
 
 # Questions about the corpus itself rather than a subject in it. Each form must end the question
 # (bar punctuation): "what does the documentation say about security?" or "an overview of the
-# security model" name a subject, and get theme search, not the corpus's top themes.
+# security model" name a subject, and get theme search, not the corpus's top themes. The forms are
+# matched on the question with its blanks made single spaces and its closing punctuation cut
+# (`is_overview`), each of bounded length before the end: written on the raw question, with
+# `\s*[?.!]*\s*$` after each form and `what\s+.*` before the last, one question of the tools' 4,000
+# characters ("what", blanks, "docs about", blanks, "x") backtracked for 48 s, holding the GIL and
+# with it every other call of the process.
 _CORPUS = r"(corpus|collection|documentation|docs|vault|notes|documents)"
-_END = r"\s*[?.!]*\s*$"
-_OF_CORPUS = rf"(\s+(of|in)\s+(this|the|these|our|my)\s+{_CORPUS})?"
+_OF_CORPUS = rf"( (of|in) (this|the|these|our|my) {_CORPUS})?"
 _OVERVIEW = re.compile(
-    rf"^\s*$"
-    rf"|\b(main|key|major|top)\s+(topics|themes|subjects){_OF_CORPUS}{_END}"
-    rf"|\bwhat\s+(is|does)\s+(in\s+)?(this|the)\s+{_CORPUS}(\s+(contains?|covers?|holds?|includes?))?(\s+about)?{_END}"
-    rf"|\boverview{_OF_CORPUS}{_END}"
-    rf"|\bwhat\s+.*\b{_CORPUS}\s+(about|contains?|holds?|covers?){_END}",
+    rf"\b(main|key|major|top) (topics|themes|subjects){_OF_CORPUS}$"
+    rf"|\bwhat (is|does) (in )?(this|the) {_CORPUS}( (contains?|covers?|holds?|includes?))?( about)?$"
+    rf"|\boverview{_OF_CORPUS}$",
     re.IGNORECASE,
 )
+# "what ... the docs cover": the corpus asked about at the end, and a "what" anywhere before it
+# (two searches, each linear, for what one `what .*` would backtrack over).
+_CORPUS_ASKED = re.compile(rf"\b{_CORPUS} (about|contains?|holds?|covers?)$", re.IGNORECASE)
+_WHAT = re.compile(r"\bwhat ", re.IGNORECASE)
 
 
 class Statement(BaseModel):
@@ -110,7 +116,14 @@ class GlobalSearchResult(BaseModel):
 
 
 def is_overview(question: str) -> bool:
-    return bool(_OVERVIEW.search(question))
+    if not question.strip():  # no question: the overview
+        return True
+    # Blanks made single spaces, then the closing punctuation and blanks cut, as the forms expect.
+    core = " ".join(question.split()).rstrip("?.!").rstrip()
+    if _OVERVIEW.search(core):
+        return True
+    asked = _CORPUS_ASKED.search(core)
+    return asked is not None and _WHAT.search(core, 0, asked.start()) is not None
 
 
 def statements_per_theme(budget_tokens: int) -> int:
