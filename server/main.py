@@ -11,8 +11,11 @@ from cuerag import CueRagError, Settings
 from server.app import build_server
 from server.auth import BearerTokenMiddleware
 from server.config import ServerSettings
+from server.local_users import ThisUserOnly, socket_tables_readable
 from server.request_reading import WholeBodies, timed_h11
 from server.security import transport_security
+
+log = logging.getLogger(__name__)
 
 
 def parse_args(argv: list[str] | None = None) -> tuple[Settings, ServerSettings]:
@@ -119,6 +122,15 @@ def _serve(engine_settings: Settings, server_settings: ServerSettings) -> None:
     app = WholeBodies(app)
     if server_settings.token is not None:
         app = BearerTokenMiddleware(app, server_settings.token.get_secret_value())
+    else:
+        # Loopback (the settings refuse any other bind without a token) is open to every account
+        # on the machine: without a token, only this user's clients are admitted.
+        app = ThisUserOnly(app)
+        if not socket_tables_readable():
+            log.warning(
+                "HTTP without a token: the clients of other users of this machine cannot be told apart "
+                "here (no /proc/net/tcp) and are admitted; set a token (--token) to keep them out"
+            )
     uvicorn.run(
         app,
         host=server_settings.host,

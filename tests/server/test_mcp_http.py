@@ -7,6 +7,7 @@ its command line. On any loopback address (127.0.0.2 too) a foreign Host or Orig
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from server.config import ServerSettings
+from server.local_users import peer_uid, socket_tables_readable
 
 pytestmark = pytest.mark.anyio
 
@@ -407,3 +409,57 @@ def test_an_oversized_body_is_refused_with_413_before_it_is_read(tmp_path: Path,
             assert http.post(url, json=INITIALIZE, headers=ACCEPT).status_code == 200
     stderr = (tmp_path / "stderr.log").read_text()
     assert "Traceback" not in stderr, stderr[-3000:]
+
+
+def test_the_socket_table_names_the_user_of_a_loopback_client() -> None:
+    """What a server without a token tells users apart by (server/local_users.py)."""
+    if not socket_tables_readable():
+        pytest.skip("no /proc/net/tcp on this system")
+    for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+        with socket.socket(family) as listening:
+            try:
+                listening.bind((host, 0))
+            except OSError:
+                continue  # no IPv6 loopback here
+            listening.listen()
+            with socket.socket(family) as client:
+                client.connect(listening.getsockname()[:2])
+                accepted, address = listening.accept()
+                with accepted:
+                    assert peer_uid(address[:2], accepted.getsockname()[:2]) == os.getuid()
+
+
+def _status_as(url: str, user: int | None) -> str:
+    """The status line the server answers an initialize with, sent through a socket made as
+    `user` (the kernel records the effective user at the socket's creation; root may take another's
+    for that moment), or as this process's own user."""
+    host, port = url.split("/")[2].split(":")
+    if user is not None:
+        os.seteuid(user)
+    try:
+        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    finally:
+        if user is not None:
+            os.seteuid(0)
+    body = json.dumps(INITIALIZE).encode()
+    with sock:
+        sock.settimeout(30)
+        sock.connect((host, int(port)))
+        sock.sendall(_request_head(url, len(body)) + body)
+        return sock.recv(4096).split(b"\r\n")[0].decode()
+
+
+def test_without_a_token_a_client_of_another_user_is_refused(tmp_path: Path) -> None:
+    """Before: loopback without a token admitted every account on the machine, so another user
+    could read the corpora and index (then read back) files from the allowed roots. Now only this
+    user's clients (and root's) are admitted; a token admits whoever holds it."""
+    if os.getuid() != 0:
+        pytest.skip("making a client of another user needs root")
+    if not socket_tables_readable():
+        pytest.skip("no /proc/net/tcp on this system")
+    with running_server(tmp_path) as url:
+        assert _status_as(url, None) == "HTTP/1.1 200 OK"
+        assert _status_as(url, 65534) == "HTTP/1.1 403 Forbidden"
+    assert "a client of another user (uid 65534) and no token set" in (tmp_path / "stderr.log").read_text()
+    with running_server(tmp_path, "--token", TOKEN) as url:  # the token decides: no uid check
+        assert _status_as(url, 65534) == "HTTP/1.1 401 Unauthorized"
