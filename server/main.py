@@ -51,6 +51,13 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, ServerSettings]
     )
     parser.add_argument("--data-dir", help="Where indexes live [env CUERAG_DATA_DIR].")
     args = parser.parse_args(argv)
+    if args.token is not None:
+        # Not refused (it is the documented flag, and scripts use it), but said: the one secret
+        # between other users and the index should not sit where all of them can read it.
+        log.warning(
+            "--token puts the token in this process's command line, which every user of this machine can "
+            "read (ps, /proc/PID/cmdline): pass it in CUERAG_MCP_TOKEN instead"
+        )
     server_overrides: dict[str, Any] = {
         k: v
         for k, v in vars(args).items()

@@ -463,3 +463,16 @@ def test_without_a_token_a_client_of_another_user_is_refused(tmp_path: Path) -> 
     assert "a client of another user (uid 65534) and no token set" in (tmp_path / "stderr.log").read_text()
     with running_server(tmp_path, "--token", TOKEN) as url:  # the token decides: no uid check
         assert _status_as(url, 65534) == "HTTP/1.1 401 Unauthorized"
+
+
+def test_a_token_on_the_command_line_is_warned_about(tmp_path: Path) -> None:
+    """Before: `--token` was taken without a word, though every user of the machine reads a
+    process's command line (`ps`), and with it the token that admits them. The environment
+    variable is not shown to them."""
+    warning = "--token puts the token in this process's command line"
+    with running_server(tmp_path, "--token", TOKEN):
+        pass
+    assert warning in (tmp_path / "stderr.log").read_text()
+    with running_server(tmp_path, env={"CUERAG_MCP_TOKEN": TOKEN}):
+        pass
+    assert warning not in (tmp_path / "stderr.log").read_text()
