@@ -11,8 +11,11 @@ from cuerag import CueRagError, Settings
 from server.app import build_server
 from server.auth import BearerTokenMiddleware
 from server.config import ServerSettings
+from server.local_users import ThisUserOnly, socket_tables_readable
 from server.request_reading import WholeBodies, timed_h11
 from server.security import transport_security
+
+log = logging.getLogger(__name__)
 
 
 def parse_args(argv: list[str] | None = None) -> tuple[Settings, ServerSettings]:
@@ -48,6 +51,13 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, ServerSettings]
     )
     parser.add_argument("--data-dir", help="Where indexes live [env CUERAG_DATA_DIR].")
     args = parser.parse_args(argv)
+    if args.token is not None:
+        # Not refused (it is the documented flag, and scripts use it), but said: the one secret
+        # between other users and the index should not sit where all of them can read it.
+        log.warning(
+            "--token puts the token in this process's command line, which every user of this machine can "
+            "read (ps, /proc/PID/cmdline): pass it in CUERAG_MCP_TOKEN instead"
+        )
     server_overrides: dict[str, Any] = {
         k: v
         for k, v in vars(args).items()
@@ -119,6 +129,15 @@ def _serve(engine_settings: Settings, server_settings: ServerSettings) -> None:
     app = WholeBodies(app)
     if server_settings.token is not None:
         app = BearerTokenMiddleware(app, server_settings.token.get_secret_value())
+    else:
+        # Loopback (the settings refuse any other bind without a token) is open to every account
+        # on the machine: without a token, only this user's clients are admitted.
+        app = ThisUserOnly(app)
+        if not socket_tables_readable():
+            log.warning(
+                "HTTP without a token: the clients of other users of this machine cannot be told apart "
+                "here (no /proc/net/tcp) and are admitted; set a token (--token) to keep them out"
+            )
     uvicorn.run(
         app,
         host=server_settings.host,

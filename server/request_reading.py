@@ -7,7 +7,9 @@ connection and a task for as long as it likes, and enough of them hold them all.
 gives each request `read_timeout_s` from its first byte (or the connection's opening) to its last,
 then answers 408 and closes. `WholeBodies` reads a request's body before the MCP app sees it: the
 SDK logs a client gone mid-body (a closed tab, a killed client, the 408 above) as an error with
-its traceback, where it is an ordinary event worth one line.
+its traceback, where it is an ordinary event worth one line. It keeps the SDK's bound on a body
+(4 MiB), which it runs ahead of: a body declared longer is refused on its headers, one sent in
+chunks as soon as it passes the bound, with 413 either way, so no client makes the server hold more.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ import logging
 from typing import Any, cast
 
 import h11
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+from starlette.datastructures import Headers
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -80,24 +85,35 @@ def timed_h11(read_timeout_s: float) -> type[asyncio.Protocol]:
 
 
 class WholeBodies:
-    """Reads each HTTP request's body in full before the app runs; a client that leaves first is
-    logged in one line and the app never sees the request."""
+    """Reads each HTTP request's body in full before the app runs, up to `max_bytes` (413 past
+    it); a client that leaves first is logged in one line and the app never sees the request."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int = DEFAULT_MAX_REQUEST_BODY_SIZE) -> None:
         self._app = app
+        self._max_bytes = max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self._app(scope, receive, send)
             return
+        declared = Headers(scope=scope).get("content-length", "")
+        if declared.isdigit() and int(declared) > self._max_bytes:
+            await self._too_large(scope, receive, send)
+            return
         parts: list[bytes] = []
+        size = 0
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
                 who = _who(scope.get("client"))
                 log.info("%s left before its %s %s request arrived whole", who, scope["method"], scope["path"])
                 return
-            parts.append(message.get("body", b""))
+            part = message.get("body", b"")
+            size += len(part)
+            if size > self._max_bytes:
+                await self._too_large(scope, receive, send)
+                return
+            parts.append(part)
             if not message.get("more_body", False):
                 break
         body: list[Message] = [{"type": "http.request", "body": b"".join(parts), "more_body": False}]
@@ -107,3 +123,16 @@ class WholeBodies:
             return body.pop() if body else await receive()
 
         await self._app(scope, replay, send)
+
+    async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
+        log.info(
+            "refused %s's %s %s: its body is over %d bytes",
+            _who(scope.get("client")),
+            scope["method"],
+            scope["path"],
+            self._max_bytes,
+        )
+        # `connection: close`: the rest of the body is never read, so the connection cannot carry
+        # another request.
+        response = Response("request body too large", status_code=413, headers={"connection": "close"})
+        await response(scope, receive, send)

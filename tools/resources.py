@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from cuerag import CueRagError, Engine
 from cuerag.errors import CorpusNotFoundError, InvalidNameError, ParameterError
-from cuerag.graph.catalog import MAX_PAGE
+from cuerag.graph.catalog import MAX_PAGE, cursor_from
 from tools.common import AppState, state_of
 
 T = TypeVar("T")
@@ -127,15 +127,23 @@ def complete_corpus(engine: Engine, prefix: str) -> Completion:
 
 def complete_doc_id(engine: Engine, corpus: str, prefix: str) -> Completion:
     """Document ids of `corpus` starting with what the user has typed, in id order, read a page of
-    the listing at a time until a full answer is found; nothing for a corpus that is not there
-    (the user is still typing it). Ids no URI can carry are left out."""
+    the listing at a time from the first id that may match, until a full answer is found or the
+    ids pass the prefix; nothing for a corpus that is not there (the user is still typing it). Ids
+    no URI can carry are left out. Read from the start and to the end, as this did before, a
+    prefix no id has (any client may send one, per keystroke) cost a page of the listing per 200
+    documents, each built from the whole corpus."""
     if corpus not in engine.corpora():
         return _completion([])
     matches: list[str] = []
-    cursor: str | None = None
+    cursor = cursor_from(prefix, corpus)
     while len(matches) <= MAX_COMPLETIONS:
         page = engine.list_documents(corpus, cursor=cursor, limit=MAX_PAGE)
-        matches += [d.doc_id for d in page.documents if d.doc_id.startswith(prefix) and linkable(d.doc_id)]
+        for d in page.documents:
+            if d.doc_id.startswith(prefix):
+                if linkable(d.doc_id):
+                    matches.append(d.doc_id)
+            elif d.doc_id > prefix:  # ids are in order: none after this one starts with the prefix
+                return _completion(matches)
         cursor = page.next_cursor
         if cursor is None:
             return _completion(matches)

@@ -70,24 +70,30 @@ MAX_BUDGET_TOKENS = 20_000
 # goes by what people call a documentation set, a manual, guide or book too: "What are the main
 # topics of this manual?" searched as a subject gave the statements nearest "topics" and "manual"
 # ("Sounds complicated but is very basic.", "I will outline each of them here:") and left out a
-# whole top theme (Flask's 74 pages, Debian python-flask-doc).
+# whole top theme (Flask's 74 pages, Debian python-flask-doc). The forms are matched on the
+# question with its blanks made single spaces and its closing punctuation cut (`is_overview`), each
+# of bounded length before the end: written on the raw question, with `\s*[?.!]*\s*$` after each
+# form and `what\s+.*` before the last, one question of the tools' 4,000 characters ("what",
+# blanks, "docs about", blanks, "x") backtracked for 48 s, holding the GIL and with it every other
+# call of the process.
 _CORPUS = (
     r"(corpus|collection|documentation|docs|vault|notes|documents"
-    r"|manuals?|guides?|handbooks?|books?|reference|wiki|knowledge\s+base)"
+    r"|manuals?|guides?|handbooks?|books?|reference|wiki|knowledge base)"
 )
-_END = r"\s*[?.!]*\s*$"
 _THIS = r"(this|the|these|our|my)"
-_OF_CORPUS = rf"(\s+(covered\s+)?(of|in|by)\s+{_THIS}\s+{_CORPUS})?"
+_OF_CORPUS = rf"( (covered )?(of|in|by) {_THIS} {_CORPUS})?"
 _OVERVIEW = re.compile(
-    rf"^\s*$"
-    rf"|\b(main|key|major|top)\s+(topics|themes|subjects){_OF_CORPUS}{_END}"
-    rf"|\bwhat\s+(is|are|does|do)\s+(in\s+)?{_THIS}\s+{_CORPUS}(\s+(contains?|covers?|holds?|includes?))?(\s+about)?{_END}"
-    rf"|\boverview{_OF_CORPUS}{_END}"
-    rf"|\bsummar(y|ise|ize)(\s+of)?\s+{_THIS}\s+{_CORPUS}{_END}"
-    rf"|\bwhat\s+(topics|themes|subjects)\s+are\s+(covered|discussed){_OF_CORPUS}{_END}"
-    rf"|\bwhat\s+.*\b{_CORPUS}\s+(about|contains?|holds?|covers?){_END}",
+    rf"\b(main|key|major|top) (topics|themes|subjects){_OF_CORPUS}$"
+    rf"|\bwhat (is|are|does|do) (in )?{_THIS} {_CORPUS}( (contains?|covers?|holds?|includes?))?( about)?$"
+    rf"|\boverview{_OF_CORPUS}$"
+    rf"|\bsummar(y|ise|ize)( of)? {_THIS} {_CORPUS}$"
+    rf"|\bwhat (topics|themes|subjects) are (covered|discussed){_OF_CORPUS}$",
     re.IGNORECASE,
 )
+# "what ... the docs cover": the corpus asked about at the end, and a "what" anywhere before it
+# (two searches, each linear, for what one `what .*` would backtrack over).
+_CORPUS_ASKED = re.compile(rf"\b{_CORPUS} (about|contains?|holds?|covers?)$", re.IGNORECASE)
+_WHAT = re.compile(r"\bwhat ", re.IGNORECASE)
 
 
 class Statement(BaseModel):
@@ -123,7 +129,14 @@ class GlobalSearchResult(BaseModel):
 
 
 def is_overview(question: str) -> bool:
-    return bool(_OVERVIEW.search(question))
+    if not question.strip():  # no question: the overview
+        return True
+    # Blanks made single spaces, then the closing punctuation and blanks cut, as the forms expect.
+    core = " ".join(question.split()).rstrip("?.!").rstrip()
+    if _OVERVIEW.search(core):
+        return True
+    asked = _CORPUS_ASKED.search(core)
+    return asked is not None and _WHAT.search(core, 0, asked.start()) is not None
 
 
 def statements_per_theme(budget_tokens: int) -> int:

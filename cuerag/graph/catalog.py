@@ -14,6 +14,7 @@ import binascii
 import bisect
 import hashlib
 import json
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -92,6 +93,19 @@ def _key(corpus: str, filter_json: str) -> str:
 def encode_cursor(after: str, corpus: str, filter_json: str) -> str:
     raw = json.dumps([after, _key(corpus, filter_json)], ensure_ascii=False).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def cursor_from(prefix: str, corpus: str) -> str | None:
+    """A cursor for the unfiltered listing whose page starts at the first id that may start with
+    `prefix` (None for ""): it starts after a string just below `prefix` (its last character one
+    lower, then the highest character), which sorts before every id that starts with it."""
+    if not prefix:
+        return None
+    last = ord(prefix[-1]) - 1
+    if 0xD800 <= last <= 0xDFFF:  # a surrogate is no character (and no UTF-8): the one below them
+        last = 0xD7FF
+    below = prefix[:-1] + (chr(last) + chr(sys.maxunicode) if last >= 0 else "")
+    return encode_cursor(below, corpus, "{}")
 
 
 def decode_cursor(cursor: str, corpus: str, filter_json: str) -> str:

@@ -51,3 +51,55 @@ def test_a_question_about_the_corpus_itself_is_an_overview(question: str) -> Non
 )
 def test_a_question_that_names_a_subject_is_not_an_overview(question: str) -> None:
     assert not is_overview(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What  are the main topics ?",
+        "what\tis in\nthe corpus",
+        "WHAT IS THIS COLLECTION ABOUT ?!",
+        "what  the docs cover",
+    ],
+)
+def test_blanks_and_closing_punctuation_do_not_change_the_answer(question: str) -> None:
+    assert is_overview(question)
+
+
+def test_a_question_built_to_backtrack_is_answered_at_once() -> None:
+    """Before: "what", blanks, "docs about", blanks and one letter, 4,000 characters (the tools'
+    cap), backtracked for 48 s in one regular expression search (cubic: the blanks after "what",
+    `.*`, and the two `\\s*` before the end), holding the GIL, so one global_search call stalled the
+    whole server. Run in a child process, so that a regression fails the bound instead of holding
+    this one."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from cuerag.config import MAX_QUERY_CHARS
+
+    shapes = [
+        "'what' + ' ' * 1330 + 'docs about' + ' ' * 2655 + 'x'",
+        "'main topics' + ' ' * 3988 + 'x'",
+        "'what' + ' ' * 3995 + 'x'",
+        "'what ' * 400 + 'docs ' * 399",
+        "('what docs about ' * 250)[:3999] + 'x'",
+        "'overview' + ' ?' * 1990 + 'x'",
+    ]
+    code = (
+        "from cuerag.communities.theme_search import is_overview\n"
+        f"for q in [{', '.join(shapes)}]:\n"
+        f"    assert len(q) <= {MAX_QUERY_CHARS}, len(q)\n"
+        "    assert not is_overview(q)\n"
+        "print('done')\n"
+    )
+    # The bound is for a regression to fail rather than hang: the answers take milliseconds.
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=Path(__file__).parents[2],
+    )
+    assert done.stdout.strip() == "done", done.stderr[-2000:]

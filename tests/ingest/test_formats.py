@@ -195,6 +195,73 @@ def test_pdf_over_the_page_and_byte_limits(tmp_path: Path) -> None:
     assert "big.pdf" in str(err.value)
 
 
+def _outlined_pdf(page_text: str, titles: list[str]) -> bytes:
+    """A one-page PDF whose page shows `page_text` (Helvetica, one line) and whose outline has a
+    bookmark to that page for each of `titles`."""
+    # A string of a few thousand characters at a time: pdfium reads at most 32,767 of one.
+    shown = " ".join(f"({page_text[i : i + 4096]}) Tj" for i in range(0, len(page_text), 4096))
+    content = f"BT /F1 1 Tf 10 400 Td {shown} ET".encode()
+    n = len(titles)
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R /Outlines 5 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        b"<< /Type /Outlines /First 6 0 R /Last %d 0 R /Count %d >>" % (5 + n, n),
+    ]
+    for i, title in enumerate(titles):
+        links = (b" /Prev %d 0 R" % (5 + i) if i else b"") + (b" /Next %d 0 R" % (7 + i) if i + 1 < n else b"")
+        objects.append(b"<< /Title (%s) /Parent 5 0 R /Dest [3 0 R /Fit]%s >>" % (title.encode(), links))
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def test_pdf_outline_titles_are_found_on_their_pages(tmp_path: Path) -> None:
+    (tmp_path / "outlined.pdf").write_bytes(_outlined_pdf("Intro text. Second part here.", ["Second part"]))
+    doc = one(tmp_path / "outlined.pdf")
+    (second,) = [sec for sec in doc.structure.sections if sec.path]  # type: ignore[attr-defined]
+    assert second.path == ["Second part"] and doc.text[second.start :].startswith("Second part")  # type: ignore[attr-defined]
+
+
+def test_pdf_bookmark_titles_built_to_backtrack_are_not_searched(tmp_path: Path) -> None:
+    """Before: a bookmark's title was searched for on its page from every position, each try as
+    long as the page repeats the title: a 480 KB PDF whose page and three bookmark titles repeat
+    "a " 60,000 times held the GIL (and with it a server's every call) for minutes. A title longer
+    than a heading is not looked for now; its bookmark starts at its page's start. Read in a child
+    process, so that a regression fails the bound instead of hanging."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "hostile.pdf"
+    path.write_bytes(_outlined_pdf("a " * 60_000, ["a " * 60_001] * 3))
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from cuerag.ingest.documents import load_file\n"
+        "(doc,) = load_file(Path(sys.argv[1]), root=Path(sys.argv[1]).parent)\n"
+        "print(len([s for s in doc.structure.sections if s.path]), min(s.start for s in doc.structure.sections))\n"
+    )
+    # The bound is for a regression to fail rather than hang: the file reads in a second.
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=Path(__file__).parents[2],
+    )
+    assert done.stdout.split() == ["1", "0"], done.stderr[-2000:]
+
+
 # ---- DOCX ----------------------------------------------------------------------------------------
 
 

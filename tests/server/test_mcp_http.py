@@ -7,6 +7,7 @@ its command line. On any loopback address (127.0.0.2 too) a foreign Host or Orig
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from server.config import ServerSettings
+from server.local_users import peer_uid, socket_tables_readable
 
 pytestmark = pytest.mark.anyio
 
@@ -353,3 +355,124 @@ def test_a_client_leaving_mid_request_is_one_line_without_traceback(tmp_path: Pa
     stderr = (tmp_path / "stderr.log").read_text()
     assert stderr.count("left before its POST /mcp request arrived whole") == 2, stderr[-3000:]
     assert "Traceback" not in stderr and "Error handling" not in stderr, stderr[-3000:]
+
+
+def _send_until_answered(url: str, head: bytes, chunk: bytes, most: int) -> bytes:
+    """Send `head`, then `chunk` again and again (at most `most` bytes), reading whenever the
+    server has answered; what it answered (b"" if it only closed)."""
+    host, port = url.split("/")[2].split(":")
+    with socket.create_connection((host, int(port)), timeout=60) as sock:
+        sock.sendall(head)
+        sent = 0
+        while sent < most:
+            try:
+                sock.sendall(chunk)
+            except OSError:
+                break
+            sent += len(chunk)
+            sock.setblocking(False)
+            try:
+                answer = sock.recv(4096)
+            except BlockingIOError:
+                answer = None
+            except OSError:
+                break
+            finally:
+                sock.setblocking(True)
+            if answer is not None:
+                return answer
+        try:
+            return sock.recv(4096)
+        except OSError:
+            return b""
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["declared", "chunked"])
+def test_an_oversized_body_is_refused_with_413_before_it_is_read(tmp_path: Path, chunked: bool) -> None:
+    """Before: WholeBodies read any body whole into memory before the SDK's 4 MiB limit ran, so
+    one client on loopback (no token there) could make the server hold gigabytes. A body declared
+    over the limit is refused on its headers; a chunked one once the limit is passed, with the
+    rest never read. The server then answers others as before."""
+    with running_server(tmp_path) as url:
+        host = url.split("/")[2]
+        framing = "Transfer-Encoding: chunked" if chunked else f"Content-Length: {1 << 40}"
+        head = (
+            f"POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            f"Accept: application/json, text/event-stream\r\n{framing}\r\n\r\n"
+        ).encode()
+        block = b" " * (1 << 20)
+        chunk = b"%x\r\n%s\r\n" % (len(block), block) if chunked else block
+        # 64 MiB at most: far past the 4 MiB limit, and the server must answer long before.
+        answered = _send_until_answered(url, head, chunk, 64 << 20)
+        assert answered.startswith(b"HTTP/1.1 413"), answered[:200]
+        with httpx2.Client(timeout=30) as http:
+            assert http.post(url, json=INITIALIZE, headers=ACCEPT).status_code == 200
+    stderr = (tmp_path / "stderr.log").read_text()
+    assert "Traceback" not in stderr, stderr[-3000:]
+
+
+def test_the_socket_table_names_the_user_of_a_loopback_client() -> None:
+    """What a server without a token tells users apart by (server/local_users.py)."""
+    if not socket_tables_readable():
+        pytest.skip("no /proc/net/tcp on this system")
+    for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+        with socket.socket(family) as listening:
+            try:
+                listening.bind((host, 0))
+            except OSError:
+                continue  # no IPv6 loopback here
+            listening.listen()
+            with socket.socket(family) as client:
+                client.connect(listening.getsockname()[:2])
+                accepted, address = listening.accept()
+                with accepted:
+                    assert peer_uid(address[:2], accepted.getsockname()[:2]) == os.getuid()
+
+
+def _status_as(url: str, user: int | None) -> str:
+    """The status line the server answers an initialize with, sent through a socket made as
+    `user` (the kernel records the effective user at the socket's creation; root may take another's
+    for that moment), or as this process's own user."""
+    host, port = url.split("/")[2].split(":")
+    if user is not None:
+        os.seteuid(user)
+    try:
+        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    finally:
+        if user is not None:
+            os.seteuid(0)
+    body = json.dumps(INITIALIZE).encode()
+    with sock:
+        sock.settimeout(30)
+        sock.connect((host, int(port)))
+        sock.sendall(_request_head(url, len(body)) + body)
+        return sock.recv(4096).split(b"\r\n")[0].decode()
+
+
+def test_without_a_token_a_client_of_another_user_is_refused(tmp_path: Path) -> None:
+    """Before: loopback without a token admitted every account on the machine, so another user
+    could read the corpora and index (then read back) files from the allowed roots. Now only this
+    user's clients (and root's) are admitted; a token admits whoever holds it."""
+    if os.getuid() != 0:
+        pytest.skip("making a client of another user needs root")
+    if not socket_tables_readable():
+        pytest.skip("no /proc/net/tcp on this system")
+    with running_server(tmp_path) as url:
+        assert _status_as(url, None) == "HTTP/1.1 200 OK"
+        assert _status_as(url, 65534) == "HTTP/1.1 403 Forbidden"
+    assert "a client of another user (uid 65534) and no token set" in (tmp_path / "stderr.log").read_text()
+    with running_server(tmp_path, "--token", TOKEN) as url:  # the token decides: no uid check
+        assert _status_as(url, 65534) == "HTTP/1.1 401 Unauthorized"
+
+
+def test_a_token_on_the_command_line_is_warned_about(tmp_path: Path) -> None:
+    """Before: `--token` was taken without a word, though every user of the machine reads a
+    process's command line (`ps`), and with it the token that admits them. The environment
+    variable is not shown to them."""
+    warning = "--token puts the token in this process's command line"
+    with running_server(tmp_path, "--token", TOKEN):
+        pass
+    assert warning in (tmp_path / "stderr.log").read_text()
+    with running_server(tmp_path, env={"CUERAG_MCP_TOKEN": TOKEN}):
+        pass
+    assert warning not in (tmp_path / "stderr.log").read_text()

@@ -124,10 +124,19 @@ def _outline_sections(doc: pdfium.PdfDocument, body: str, pages: list[Page]) -> 
     return sections
 
 
+# The longest bookmark title looked for on its page: a heading, a line or two (`_find_heading`).
+_HEADING_WORDS = 40
+_HEADING_CHARS = 400
+
+
 def _find_heading(body: str, title: str, start: int, end: int) -> int | None:
-    """Where a bookmark's title appears on its page, matched whatever the line breaks and spacing."""
+    """Where a bookmark's title appears on its page, matched whatever the line breaks and spacing.
+    A title longer than a heading is not looked for (its bookmark starts at its page's start): the
+    search tries the words from every place on the page, each try going as far as the page repeats
+    the title, so a PDF whose page and bookmark titles repeat "a " 100,000 times held the GIL for
+    minutes per bookmark."""
     words = [re.escape(w) for w in title.split()]
-    if not words:
+    if not words or len(words) > _HEADING_WORDS or len(title) > _HEADING_CHARS:
         return None
     m = re.compile(r"\s*".join(words), re.IGNORECASE).search(body, start, end)
     return m.start() if m else None
