@@ -9,8 +9,9 @@ For a broad question:
    measure (docs/global.md): before, it chose leaf themes by the cosine of their mean vector and
    the units nearest the question inside them, and a subject's own page, first in the ranking,
    gave 1 of 25 statements (a new user's report on Flask's manual).
-2. **units of each document**: its `UNITS_PER_DOCUMENT` units nearest the question, of those long
-   enough to say something (`cuerag.communities.reports.says_something`).
+2. **units of each document**: its `UNITS_PER_DOCUMENT` units nearest the question (`LEAD_UNITS`
+   for the first two), of those long enough to say something
+   (`cuerag.communities.reports.says_something`).
 3. **relevance**: the reranker scores every candidate against the question (one call; without a
    reranker configured, the stored vectors' cosine, as in Q-Iter), and the candidates scoring under
    `RELEVANCE_FLOOR` of the best are dropped; the rest are taken, each skipped when it nearly
@@ -34,6 +35,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from pydantic import BaseModel
 
+from cuerag.communities.aspects import KEEP_FIRST
 from cuerag.communities.documents import DocTable
 from cuerag.communities.hierarchy import Hierarchy
 from cuerag.communities.reports import Report, says_something
@@ -47,6 +49,10 @@ TOKENS_PER_DOCUMENT = 100
 MIN_DOCUMENTS = 5
 MAX_DOCUMENTS = 40
 UNITS_PER_DOCUMENT = 3
+# The ranking's first documents (the question's own best two, `aspects.KEEP_FIRST`) are most often
+# the subject's own pages: they give twice as many candidates (a new user's "what does the manual
+# say about security?" wanted more of security.html than three statements).
+LEAD_UNITS = 2 * UNITS_PER_DOCUMENT
 # A theme's share of statements grows with the budget: one per `TOKENS_PER_STATEMENT` tokens,
 # between `MIN_STATEMENTS_PER_THEME` and `MAX_STATEMENTS_PER_THEME`. Each document's first
 # statement is not counted against it: a theme of many ranked documents cites them all.
@@ -205,7 +211,7 @@ class ThemeSearch:
         leaf_of = self.hierarchy.leaf_of()
         rank = {d: r for r, d in enumerate(dict.fromkeys(ranked[: documents_for(budget_tokens)]))}
         candidates: list[tuple[int, int]] = []  # (document, unit)
-        for d in rank:
+        for d, r in rank.items():
             units = list(
                 dict.fromkeys(
                     u for c in self.docs.doc_chunks[d] for u in g.chunk_units[c] if says_something(g.unit_texts[u])
@@ -213,7 +219,8 @@ class ThemeSearch:
             )
             if units:
                 sims = g.unit_vectors[units] @ qvec
-                candidates += [(d, units[int(i)]) for i in np.argsort(-sims, kind="stable")[:UNITS_PER_DOCUMENT]]
+                depth = LEAD_UNITS if r < KEEP_FIRST else UNITS_PER_DOCUMENT
+                candidates += [(d, units[int(i)]) for i in np.argsort(-sims, kind="stable")[:depth]]
         if reranker is not None and candidates:
             scores = np.asarray(reranker.score(question, [g.unit_texts[u] for _, u in candidates]))
         else:  # no reranker configured: the stored vectors' cosine, as Q-Iter scores then
