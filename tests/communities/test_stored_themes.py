@@ -284,3 +284,17 @@ def test_deleting_every_document_leaves_no_theme_and_no_error(live: tuple[CueRag
     # Indexed again, the corpus has themes again.
     engine.index_paths(CORPUS, [folder])
     assert engine.themes(CORPUS).themes
+
+
+def test_global_search_answers_from_the_global_ranking_its_first_page_first(shared: tuple[CueRag, Path]) -> None:
+    """A new user's report (Flask's manual): "what does the manual say about security?" gave 1 of 25
+    statements from security.html, which every ranking put first; the themes were chosen by their
+    mean vector, not by the ranking the benchmarks measure."""
+    engine, _ = shared
+    question = "What do these notes say about penalty kicks?"
+    budget = 500  # reads the ranking's first documents_for(500) = 5 documents
+    ranking = [h.doc_id for h in engine.query(CORPUS, question, method="global").chunks]
+    found = engine.global_search(CORPUS, question, budget_tokens=budget)
+    cited = [s.doc_id for g in found.groups for s in g.statements]
+    assert cited and set(cited) <= set(ranking[: theme_search.documents_for(budget)]), (cited, ranking)
+    assert ranking[0] == "penalty.md" and found.groups[0].statements[0].doc_id == "penalty.md", found.groups
