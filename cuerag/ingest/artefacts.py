@@ -6,8 +6,9 @@ A Sphinx build holds, beside its pages, the reStructuredText they were built fro
 (`_sources/*.rst.txt`, which a search would rank above the pages), its theme's files (`_static/`,
 with READMEs of bundled JavaScript libraries), copies of the images (`_images/`), highlighted
 copies of Python sources (`_modules/`), and generated pages that are lists of links
-(`genindex.html`, `search.html`, `py-modindex.html`); the pages are left out only in a folder that
-holds the search index `searchindex.js` or Sphinx's `.buildinfo`, or when the page says itself
+(`genindex.html`, `search.html`, `py-modindex.html`) and its page-not-found page (`404.html`);
+the pages are left out only in a folder that holds the search index `searchindex.js` or Sphinx's
+`.buildinfo`, or when the page says itself
 that Sphinx wrote it (a copy of a build's pages alone, as a user makes of `/usr/share/doc/*/html`),
 so a notes folder's own `search.html` is read. Vendored folders (`node_modules`,
 `bower_components`, `site-packages`, and any folder holding `pyvenv.cfg`: a virtual environment
@@ -43,7 +44,9 @@ NOT_JSON = (
 
 # `_modules` holds the highlighted copies of Python sources that the viewcode extension writes.
 _SPHINX_FOLDERS = frozenset({"_sources", "_static", "_images", "_modules"})
-_SPHINX_PAGES = frozenset({"genindex.html", "search.html", "py-modindex.html", "searchindex.js"})
+# `404.html`: the page-not-found page the sphinx-notfound-page extension writes ("Go to the overview or
+# search."), which a new user's global search on Flask's manual quoted as a statement.
+_SPHINX_PAGES = frozenset({"genindex.html", "search.html", "py-modindex.html", "searchindex.js", "404.html"})
 _SPHINX_MARKS = frozenset({"searchindex.js", ".buildinfo"})  # a folder holding one is a Sphinx build's root
 # What every page Sphinx writes loads in its head: `_static/documentation_options.js` (Sphinx 1.8
 # on) or an inline `DOCUMENTATION_OPTIONS` (before), read in the first bytes of the page, where the

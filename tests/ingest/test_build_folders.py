@@ -110,11 +110,13 @@ def test_the_pages_of_a_sphinx_build_copied_alone_leave_its_index_and_search_pag
     write(docs / "api.html", SPHINX_HEAD.format(title="API") + "<body><h1>API</h1><p>define()</p></body></html>")
     write(docs / "genindex.html", SPHINX_HEAD.format(title="Index") + "<body><h1>Index</h1><p>A | B</p></body></html>")
     write(docs / "search.html", SPHINX_HEAD.format(title="Search") + '<body><div id="search-results"></div></body>')
+    notfound = "<body><h1>Page not found</h1><p>Go to the overview or search.</p></body></html>"
+    write(docs / "404.html", SPHINX_HEAD.format(title="Page not found") + notfound)
     walk = walk_paths([docs])
     assert [f.source for f in walk.files] == ["api.html"]
     assert not walk.failed
     count, paths = left_out(walk.left_out.report())[SPHINX]
-    assert count == 2 and sorted(paths) == ["genindex.html", "search.html"]
+    assert count == 3 and sorted(paths) == ["404.html", "genindex.html", "search.html"]
 
 
 def test_walked_json_without_a_corpus_shape_is_passed_over_with_the_reason(tmp_path: Path) -> None:
