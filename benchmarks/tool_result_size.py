@@ -66,7 +66,7 @@ async def measure(data_dir: Path, corpus: str, questions: list[str], detail: str
             print(f"  {tool.name:<16} {whole:>6} bytes, output schema {schema:>6}")
         q_iter = next(t for t in listed.tools if t.name == "q_iter")
         takes_detail = "detail" in q_iter.input_schema.get("properties", {})
-        text, structured, both = [], [], []
+        text, structured, both, wire = [], [], [], []
         for question in questions:
             args: dict[str, Any] = {"corpus": corpus, "query": question}
             if detail is not None and takes_detail:
@@ -76,6 +76,8 @@ async def measure(data_dir: Path, corpus: str, questions: list[str], detail: str
                 raise SystemExit(f"q_iter failed on {question!r}: {result.content}")
             t = sum(_tokens(enc, c.text) for c in result.content if c.type == "text")
             s = _tokens(enc, json.dumps(result.structured_content, ensure_ascii=False))
+            # As the SDK sends it: compact separators (the figure above keeps the earlier measure).
+            wire.append(_tokens(enc, json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))))
             text.append(t)
             structured.append(s)
             both.append(t + s)
@@ -83,6 +85,7 @@ async def measure(data_dir: Path, corpus: str, questions: list[str], detail: str
         print(f"q_iter at defaults, detail {shown}, {len(questions)} questions, cl100k tokens:")
         print(f"  text content:       {_summary(text)}")
         print(f"  structured content: {_summary(structured)}")
+        print(f"  structured, compact JSON as sent: {_summary(wire)}")
         print(f"  both:               {_summary(both)}")
 
 

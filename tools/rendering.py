@@ -115,10 +115,12 @@ class CompactHit(BaseModel):
     uri: str | None = None  # the document as a resource; None for an id no URI can carry
 
     @model_serializer(mode="wrap")
-    def _more_when_cut(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _without_empty_extras(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         dumped: dict[str, Any] = handler(self)
         if dumped.get("more") is None:
             dumped.pop("more", None)  # most passages are whole: no `"more": null` on each
+        if not dumped.get("path"):
+            dumped.pop("path", None)  # no kept path reached it, which `why` says in words
         return dumped
 
 

@@ -86,6 +86,13 @@ def test_each_hit_has_its_citation_and_uri_in_both_channels(kind: str, detail: s
     assert "Stray" in text and "../escape" in text  # still listed, with nothing to cite
 
 
+def test_a_compact_hit_without_a_path_carries_no_empty_path() -> None:
+    """2Wiki's median compact q_iter result was 1,506 tokens on the structured channel, over the
+    1,500 bar: hits no kept path reached carried `"path": []` beside a `why` saying so."""
+    stray = shaped("retrieval", "compact").model_dump(mode="json")["chunks"][1]
+    assert "path" not in stray and "more" not in stray
+
+
 def test_the_text_is_read_not_json_at_full_detail() -> None:
     """At detail="full" an answer's text was the JSON dump; now it reads as the compact one does,
     the reasons whole, and the structured content keeps the rest."""
