@@ -2,6 +2,7 @@
 searching the themes for a subject."""
 
 import pytest
+from bounded import finishes_in_a_child
 
 from cuerag.communities.theme_search import is_overview
 
@@ -72,10 +73,6 @@ def test_a_question_built_to_backtrack_is_answered_at_once() -> None:
     `.*`, and the two `\\s*` before the end), holding the GIL, so one global_search call stalled the
     whole server. Run in a child process, so that a regression fails the bound instead of holding
     this one."""
-    import subprocess
-    import sys
-    from pathlib import Path
-
     from cuerag.config import MAX_QUERY_CHARS
 
     shapes = [
@@ -86,20 +83,9 @@ def test_a_question_built_to_backtrack_is_answered_at_once() -> None:
         "('what docs about ' * 250)[:3999] + 'x'",
         "'overview' + ' ?' * 1990 + 'x'",
     ]
-    code = (
+    finishes_in_a_child(
         "from cuerag.communities.theme_search import is_overview\n"
         f"for q in [{', '.join(shapes)}]:\n"
         f"    assert len(q) <= {MAX_QUERY_CHARS}, len(q)\n"
         "    assert not is_overview(q)\n"
-        "print('done')\n"
     )
-    # The bound is for a regression to fail rather than hang: the answers take milliseconds.
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        cwd=Path(__file__).parents[2],
-    )
-    assert done.stdout.strip() == "done", done.stderr[-2000:]

@@ -4,6 +4,7 @@ each title is in its corpus."""
 from __future__ import annotations
 
 import pytest
+from bounded import finishes_in_a_child
 
 from cuerag.graph.title_mentions import TitleIndex, TitleSpecificity, title_keys
 
@@ -118,25 +119,10 @@ def test_a_long_title_is_read_in_linear_time() -> None:
     bracket, quadratic in the title's length; a markdown file whose first heading (its title) is
     200,000 blanks and a word took minutes on every load of the corpus (each graph builds its
     TitleIndex). Run in a child process, so that a regression fails the bound instead of hanging."""
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    code = (
+    finishes_in_a_child(
         "from cuerag.graph.title_mentions import TitleIndex, title_keys\n"
         "n = 200_000\n"
         "assert title_keys(' ' * n + 'xy (film)') == {('xy', 'film'), ('xy',)}\n"
         "assert title_keys('(a' + ' ' * n + ')x') == {('a', 'x')}\n"
         "TitleIndex([' ' * n + 'x', '[' * n + 'y)', 'Lover Come Back (1961 film)'])\n"
-        "print('done')\n"
     )
-    # The bound is for a regression to fail rather than hang: the titles take milliseconds.
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        cwd=Path(__file__).parents[2],
-    )
-    assert done.stdout.strip() == "done", done.stderr[-2000:]
