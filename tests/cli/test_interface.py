@@ -333,8 +333,8 @@ async def test_compact_result_explains_each_chunk_and_full_adds_the_trace(client
     for hit in hits:
         assert hit["title"] and hit["text"] and hit["why"], hit
         assert not UUID.search(hit["why"]), hit["why"]
-    walked = [h for h in hits if h["path"]]
-    assert walked and all(s["via"] for h in walked for s in h["path"])
+    walked = [h for h in hits if "path" in h]  # a hit no kept path reached has none, not an empty one
+    assert walked and all(h["path"] and all(s["via"] for s in h["path"]) for h in walked)
     # A step's statement is given once: as the rank of the returned passage that holds it, or (no
     # returned passage holds it) as its text and its passage's title.
     by_rank = {h["rank"]: h for h in hits}
@@ -362,7 +362,7 @@ async def test_compact_result_explains_each_chunk_and_full_adds_the_trace(client
         # The same sentence; compact leaves out the path's entities, listed beside it.
         through = " through " + " → ".join(step["via"] for step in h["why"]["path"])
         assert h["why"]["text"] == (
-            c["why"].replace("reached it (", f"reached it{through} (") if c["path"] else c["why"]
+            c["why"].replace("reached it (", f"reached it{through} (") if "path" in c else c["why"]
         )
     assert len(compact.content[0].text) < len(json.dumps(full.structured_content))  # type: ignore[union-attr]
 
