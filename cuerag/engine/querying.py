@@ -105,13 +105,18 @@ class Queries:
             _check_question(question)
         if budget_tokens < MIN_BUDGET_TOKENS:
             raise ParameterError(f"budget_tokens must be at least {MIN_BUDGET_TOKENS}, not {budget_tokens}")
+        if is_overview(question):
+            # The top themes, from the stored reports: no model loads (a first call of a fresh
+            # server for an overview took 6 s loading the embedder it never used).
+            graph = self._p.snapshots.graph(corpus)
+            index = self._p.snapshots.communities(corpus, graph, _no_entity_vectors)
+            overview = ThemeSearch(corpus, graph, index.docs, index.hierarchy, index.reports, self._p.text.count_tokens)
+            return overview.search(question, np.zeros(0, dtype=np.float32), None, budget_tokens)
         retriever = self.retriever(corpus)
         index = self._p.snapshots.communities(corpus, retriever.graph, retriever.entity_vectors)
         search = ThemeSearch(
             corpus, retriever.graph, index.docs, index.hierarchy, index.reports, self._p.text.count_tokens
         )
-        if is_overview(question):  # the top themes: no model, no ranking
-            return search.search(question, np.zeros(0, dtype=np.float32), None, budget_tokens)
         ranked = global_ranking(retriever, index, question, documents_for(budget_tokens))
         documents = [int(index.docs.chunk_doc[chunk]) for chunk, _ in ranked]
         qvec = retriever.embed_query(question)

@@ -462,6 +462,8 @@ def test_engine_lists_counts_and_deletes_without_loading_models(data_dir: Path, 
             expected["entities"],
         )
         assert engine.sizes(SAMPLE) == expected
+        overview = engine.global_search(SAMPLE, "What are the main topics of this corpus?")
+        assert overview.overview and overview.groups  # the stored themes, read without a model
         report = engine.delete_documents(SAMPLE, ["fa-cup"])
         assert report.documents_deleted == ["fa-cup"] and report.totals["documents"] == 14
         assert engine.info(SAMPLE).documents == 14
