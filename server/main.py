@@ -7,6 +7,8 @@ import logging
 import sys
 from typing import Any
 
+from pydantic import ValidationError
+
 from cuerag import CueRagError, Settings
 from server.app import build_server
 from server.auth import BearerTokenMiddleware
@@ -24,7 +26,12 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, ServerSettings]
     parser.add_argument("--host", help="HTTP bind address (default 127.0.0.1).")
     parser.add_argument("--port", type=int, help="HTTP port (default 8765).")
     parser.add_argument("--token", help="Bearer token required from HTTP clients [env CUERAG_MCP_TOKEN].")
-    parser.add_argument("--read-only", action="store_true", default=None, help="Hide index and delete tools.")
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        default=None,
+        help="Hide the tools that write (index, delete, cancel) and job_status.",
+    )
     parser.add_argument(
         "--stepwise",
         action="store_true",
@@ -70,6 +77,14 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, ServerSettings]
     return Settings(**engine_overrides), ServerSettings(**server_overrides)
 
 
+def setting_problems(exc: ValidationError) -> str:
+    """What is wrong with the settings given, each as `name: why`, never the value."""
+    return "; ".join(
+        f"{'.'.join(str(part) for part in error['loc']) or 'settings'}: {error['msg'].removeprefix('Value error, ')}"
+        for error in exc.errors(include_input=False, include_url=False)
+    )
+
+
 def _descriptions(pairs: list[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for pair in pairs:
@@ -85,6 +100,11 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
     try:
         engine_settings, server_settings = parse_args(argv)
+    except ValidationError as exc:
+        # One line per bad setting, without the value given: pydantic's own text quotes it (the
+        # bearer token too short to accept is still the user's secret) and adds a link.
+        print(f"cuerag-mcp: {setting_problems(exc)}", file=sys.stderr)
+        raise SystemExit(2) from None
     except ValueError as exc:
         print(f"cuerag-mcp: {exc}", file=sys.stderr)
         raise SystemExit(2) from exc

@@ -476,3 +476,16 @@ def test_a_token_on_the_command_line_is_warned_about(tmp_path: Path) -> None:
     with running_server(tmp_path, env={"CUERAG_MCP_TOKEN": TOKEN}):
         pass
     assert warning not in (tmp_path / "stderr.log").read_text()
+
+
+def test_a_bad_setting_is_one_line_that_never_quotes_the_value(capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: a token one character short printed pydantic's whole text, the token in it
+    (`input_value='…'`) and a link: the user's secret, on a terminal or in a client's log."""
+    from server.main import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["--transport", "http", "--token", "fifteen-secret!"])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2
+    assert "cuerag-mcp: token: the bearer token must be at least 16 characters" in err, err
+    assert "fifteen-secret!" not in err and "pydantic" not in err and "input_value" not in err
