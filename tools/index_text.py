@@ -10,15 +10,16 @@ from __future__ import annotations
 import json
 
 from cuerag.index.report import IndexReport
-from cuerag.index.report_bounds import FILE_LISTS
+from cuerag.index.report_bounds import file_counts, files_line, passed_over_line
 from cuerag.text.counts import counted
 
 NAMED_FILES = 10  # per kind; the structured content lists up to 100 (full_report: all)
 
 
 def _names(paths: list[str], total: int) -> str:
-    shown = ", ".join(json.dumps(p, ensure_ascii=False) for p in paths[:NAMED_FILES])
-    return shown + (f" and {total - min(len(paths), NAMED_FILES)} more" if total > min(len(paths), NAMED_FILES) else "")
+    named = paths[:NAMED_FILES]
+    shown = ", ".join(json.dumps(p, ensure_ascii=False) for p in named)
+    return shown + (f" and {total - len(named)} more" if total > len(named) else "")
 
 
 def index_text(report: IndexReport) -> str:
@@ -29,12 +30,9 @@ def index_text(report: IndexReport) -> str:
         f"{counted(r.chunks_added, 'chunk')}, {counted(r.units_added, 'unit')}, "
         f"{counted(r.entities_added, 'entity', 'entities')} added"
     ]
-    n = {name: r.files.get(name, len(getattr(r, name))) for name in FILE_LISTS}
+    n = file_counts(r)
     if any(n.values()):
-        lines.append(
-            f"files: {n['added']} added, {n['changed']} changed, {n['removed']} removed, "
-            f"{n['skipped']} unchanged, {n['failed']} failed"
-        )
+        lines.append(files_line(n))
     for label in ("added", "changed", "removed"):
         files = getattr(r, label)
         if files:
@@ -48,8 +46,7 @@ def index_text(report: IndexReport) -> str:
     for left in r.left_out:
         lines.append(f"left out, {left.reason}: {_names(left.paths, left.count)}")
     if r.passed_over:
-        kinds = ", ".join(f"{k} {suffix or '(no suffix)'}" for suffix, k in sorted(r.passed_over.items()))
-        lines.append(f"passed over, in formats not read: {kinds}")
+        lines.append(passed_over_line(r.passed_over))
     if r.themes is not None:
         t = r.themes
         lines.append(

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from cuerag.cli.console import _count, _shown, out, table_width
 from cuerag.graph.citations import Citation
-from cuerag.index.report_bounds import FILE_LISTS, REPORTED_FILES
+from cuerag.index.report_bounds import REPORTED_FILES, file_counts, files_line, passed_over_line
 from cuerag.retrieval.explain import ExplainedResult, hop_label
 from cuerag.retrieval.results import Anchor, TitleStep
 from cuerag.text.entities import same_entity
@@ -37,11 +37,7 @@ def print_report(report: IndexReport, *, told: Mapping[str, str] | None = None) 
         if told.get(f.path) != f.reason:
             out.print(f"[yellow] warning[/yellow] {_shown(f.path)}: {_shown(f.reason)}")
     if any((report.added, report.changed, report.removed, report.skipped, report.failed, any(report.files.values()))):
-        n = {name: report.files.get(name, len(getattr(report, name))) for name in FILE_LISTS}
-        out.print(
-            f"files: {n['added']} added, {n['changed']} changed, {n['removed']} removed, "
-            f"{n['skipped']} unchanged, {n['failed']} failed"
-        )
+        out.print(files_line(file_counts(report)))
         if report.lists_cut:
             out.print(
                 f"(the first {REPORTED_FILES} files of each kind are listed, unchanged ones counted only; "
@@ -57,8 +53,7 @@ def print_report(report: IndexReport, *, told: Mapping[str, str] | None = None) 
         shown = ", ".join(_shown(p) for p in left.paths)
         out.print(f"left out: {left.count} ({left.reason}): {shown}{more}", markup=False)
     if report.passed_over:
-        kinds = ", ".join(f"{n} {suffix or '(no suffix)'}" for suffix, n in sorted(report.passed_over.items()))
-        out.print(f"passed over, in formats not read: {kinds}")
+        out.print(passed_over_line(report.passed_over))
     out.print(
         f"corpus [bold]{report.corpus}[/bold]: {_count(report.documents_added, 'document')} added, "
         f"{report.documents_unchanged} unchanged, {report.documents_replaced} replaced, "

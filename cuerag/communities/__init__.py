@@ -34,12 +34,19 @@ WALK_CHUNKS = 60
 
 
 def global_ranking(
-    retriever: Retriever, index: CommunityIndex, question: str, n: int, params: QIterParams | None = None
+    retriever: Retriever,
+    index: CommunityIndex,
+    question: str,
+    n: int,
+    params: QIterParams | None = None,
+    qvec: np.ndarray | None = None,
 ) -> list[tuple[int, float]]:
-    """The n best documents for a broad question, each as (its best chunk, the document's score)."""
+    """The n best documents for a broad question, each as (its best chunk, the document's score);
+    `qvec`: the question's vector when the caller has it already (else it is embedded here)."""
     graph = retriever.graph
     docs = index.docs
-    qvec = retriever.embed_query(question)
+    if qvec is None:
+        qvec = retriever.embed_query(question)
     walk = q_iter(retriever, question, (params or QIterParams()).model_copy(update={"top_n": max(WALK_CHUNKS, n)}))
     position = {doc: d for d, doc in enumerate(docs.doc_ids)}
     walk_docs = [position[doc] for doc in dict.fromkeys(hit.doc_id for hit in walk.chunks)]

@@ -117,9 +117,9 @@ class Queries:
         search = ThemeSearch(
             corpus, retriever.graph, index.docs, index.hierarchy, index.reports, self._p.text.count_tokens
         )
-        ranked = global_ranking(retriever, index, question, documents_for(budget_tokens))
+        qvec = retriever.embed_query(question)  # once: the ranking and the statements' cosines share it
+        ranked = global_ranking(retriever, index, question, documents_for(budget_tokens), qvec=qvec)
         documents = [int(index.docs.chunk_doc[chunk]) for chunk, _ in ranked]
-        qvec = retriever.embed_query(question)
         return search.search(question, qvec, self._p.models.reranker, budget_tokens, documents)
 
     def themes(self, corpus: str, *, theme_id: str | None, level: int, offset: int, limit: int) -> ThemeListing:

@@ -6,6 +6,9 @@ made an error of 194 KB. So a report gives every count (`files`) and lists the f
 `REPORTED_FILES` of each kind that says something happened; unchanged files (`skipped`) are counted,
 not listed, since a no-op re-index of 158 files still listed each (14 KB, issue 30). The full lists
 are there on request (`full_report`).
+
+The counts read back (`file_counts`, and the lines `files_line` and `passed_over_line` that the
+CLI's report and the MCP tool's text both print) come from here too, so both say the same.
 """
 
 from __future__ import annotations
@@ -23,6 +26,24 @@ COUNTED_ONLY = frozenset({"skipped"})  # nothing happened to these: the count sa
 def count_files(report: IndexReport) -> None:
     """Record how many files each list holds, before any list is cut."""
     report.files = {name: len(getattr(report, name)) for name in FILE_LISTS}
+
+
+def file_counts(report: IndexReport) -> dict[str, int]:
+    """How many files each list held before it was cut (the lists themselves when never cut)."""
+    return {name: report.files.get(name, len(getattr(report, name))) for name in FILE_LISTS}
+
+
+def files_line(counts: dict[str, int]) -> str:
+    return (
+        f"files: {counts['added']} added, {counts['changed']} changed, {counts['removed']} removed, "
+        f"{counts['skipped']} unchanged, {counts['failed']} failed"
+    )
+
+
+def passed_over_line(passed_over: dict[str, int]) -> str:
+    """The files of walked folders in formats not read, by suffix."""
+    kinds = ", ".join(f"{n} {suffix or '(no suffix)'}" for suffix, n in sorted(passed_over.items()))
+    return f"passed over, in formats not read: {kinds}"
 
 
 def cut_lists(report: IndexReport, limit: int = REPORTED_FILES) -> IndexReport:
